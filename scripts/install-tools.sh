@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# Builds the Temporal CLI (dev server + Web UI) and FerretDB from the Go module proxy into a per-user cache outside
+# the checkout, keyed by version, once. Prints the two binary paths as KEY=path lines on stdout (progress goes to
+# stderr). Honours TEMPORAL_CLI / FERRETDB_BIN (existing binaries) and TEMPORAL_ADDRESS / MONGO_URL (external
+# services: nothing to build for them).
+set -euo pipefail
+
+TEMPORAL_VERSION=1.5.1
+FERRETDB_VERSION=1.24.2
+CACHE_ROOT="${PTR_TOOLS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/prompt-task-runner/tools}"
+
+say() { printf '[install-tools] %s\n' "$*" >&2; }
+fail() { printf '[install-tools] FAILED: %s\n' "$*" >&2; exit 1; }
+
+command -v go >/dev/null 2>&1 || need_go=1
+
+build_temporal() {
+  local dir="$CACHE_ROOT/temporal-$TEMPORAL_VERSION" bin
+  bin="$dir/temporal"
+  if [ -x "$bin" ]; then say "Temporal CLI $TEMPORAL_VERSION already built: $bin"; echo "TEMPORAL_CLI=$bin"; return; fi
+  [ -z "${need_go:-}" ] || fail "step 'temporal': Go is not installed; install Go or set TEMPORAL_CLI / TEMPORAL_ADDRESS"
+  say "building Temporal CLI v$TEMPORAL_VERSION from the Go module proxy (a few minutes the first time)..."
+  mkdir -p "$dir"
+  local log="$dir/build.log"
+  if ! GOBIN="$dir/.gobin" CGO_ENABLED=0 go install -ldflags='-s -w' \
+      "github.com/temporalio/cli/cmd/temporal@v$TEMPORAL_VERSION" >"$log" 2>&1; then
+    tail -n 20 "$log" >&2
+    fail "step 'temporal': go install failed (full log: $log)"
+  fi
+  mv "$dir/.gobin/temporal" "$bin.tmp" && mv "$bin.tmp" "$bin" && rmdir "$dir/.gobin" 2>/dev/null || true
+  say "Temporal CLI ready: $bin"
+  echo "TEMPORAL_CLI=$bin"
+}
+
+build_ferretdb() {
+  local dir="$CACHE_ROOT/ferretdb-$FERRETDB_VERSION" bin
+  bin="$dir/ferretdb"
+  if [ -x "$bin" ]; then say "FerretDB $FERRETDB_VERSION already built: $bin"; echo "FERRETDB_BIN=$bin"; return; fi
+  [ -z "${need_go:-}" ] || fail "step 'ferretdb': Go is not installed; install Go or set FERRETDB_BIN / MONGO_URL"
+  say "building FerretDB v$FERRETDB_VERSION from the Go module proxy (a few minutes the first time)..."
+  mkdir -p "$dir"
+  local log="$dir/build.log" src
+  src=$(mktemp -d)
+  trap 'rm -rf "$src"' RETURN
+  local mod
+  if ! mod=$(go mod download -json "github.com/FerretDB/FerretDB@v$FERRETDB_VERSION" 2>>"$log" | sed -n 's/.*"Dir": "\(.*\)".*/\1/p'); then
+    tail -n 20 "$log" >&2; fail "step 'ferretdb': go mod download failed (log: $log)"
+  fi
+  [ -n "$mod" ] && [ -d "$mod" ] || { tail -n 20 "$log" >&2; fail "step 'ferretdb': module source not found after download (log: $log)"; }
+  # The released module lacks build/version/version.txt, which the binary embeds; without it FerretDB panics at start.
+  cp -r "$mod/." "$src/" && chmod -R u+w "$src"
+  echo "v$FERRETDB_VERSION" >"$src/build/version/version.txt"
+  if ! (cd "$src" && CGO_ENABLED=0 go build -trimpath -ldflags='-s -w' -o "$bin.tmp" ./cmd/ferretdb) >>"$log" 2>&1; then
+    tail -n 20 "$log" >&2; fail "step 'ferretdb': go build failed (full log: $log)"
+  fi
+  mv "$bin.tmp" "$bin"
+  say "FerretDB ready: $bin"
+  echo "FERRETDB_BIN=$bin"
+}
+
+if [ -n "${TEMPORAL_CLI:-}" ]; then
+  [ -x "$TEMPORAL_CLI" ] || fail "TEMPORAL_CLI=$TEMPORAL_CLI is not an executable file"
+  say "using TEMPORAL_CLI=$TEMPORAL_CLI"; echo "TEMPORAL_CLI=$TEMPORAL_CLI"
+elif [ -n "${TEMPORAL_ADDRESS:-}" ]; then
+  say "TEMPORAL_ADDRESS=$TEMPORAL_ADDRESS is set: no Temporal CLI needed"
+else
+  build_temporal
+fi
+
+if [ -n "${FERRETDB_BIN:-}" ]; then
+  [ -x "$FERRETDB_BIN" ] || fail "FERRETDB_BIN=$FERRETDB_BIN is not an executable file"
+  say "using FERRETDB_BIN=$FERRETDB_BIN"; echo "FERRETDB_BIN=$FERRETDB_BIN"
+elif [ -n "${MONGO_URL:-}" ]; then
+  say "MONGO_URL is set: no FerretDB needed"
+else
+  build_ferretdb
+fi

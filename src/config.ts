@@ -1,0 +1,114 @@
+import { z } from 'zod';
+
+/**
+ * The only reader of process.env. Every setting is parsed once, here; `loadConfig` lists every problem at once.
+ * Durations are milliseconds unless the name says otherwise.
+ */
+
+const port = z.coerce.number().int().min(0).max(65535);
+const positiveInt = z.coerce.number().int().positive();
+const optionalString = z
+  .string()
+  .optional()
+  .transform((v) => (v === undefined || v.trim() === '' ? undefined : v));
+const url = z.string().url();
+const list = z
+  .string()
+  .optional()
+  .transform((v) =>
+    (v ?? '')
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean),
+  );
+
+/** `id:base64` where the base64 decodes to 32 bytes. */
+const masterKey = z
+  .string()
+  .regex(/^[A-Za-z0-9_.-]{1,64}:[A-Za-z0-9+/=]+$/, 'expected "<key id>:<base64 of 32 bytes>"')
+  .transform((v, ctx) => {
+    const [id, b64] = v.split(':') as [string, string];
+    const key = Buffer.from(b64, 'base64');
+    if (key.length !== 32) {
+      ctx.addIssue({ code: 'custom', message: `key "${id}" decodes to ${key.length} bytes, expected 32` });
+      return z.NEVER;
+    }
+    return { id, key };
+  });
+
+const schema = z.object({
+  NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
+  LOG_LEVEL: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).default('info'),
+  HOST: z.string().default('127.0.0.1'),
+  PORT: port.default(8080),
+  PUBLIC_URL: url.optional(),
+  MONGO_URL: z.string().regex(/^mongodb(\+srv)?:\/\//, 'expected a mongodb:// URL'),
+  TEMPORAL_ADDRESS: z.string().regex(/^[^\s:]+:\d+$/, 'expected host:port'),
+  TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
+  TEMPORAL_TASK_QUEUE: z.string().min(1).default('prompt-tasks'),
+  MASTER_KEY: masterKey,
+  MASTER_KEYS_RETIRED: list.pipe(z.array(masterKey)),
+  SIGNING_SECRET: z.string().min(32, 'must be at least 32 characters'),
+  OPENAI_API_KEY: optionalString,
+  ANTHROPIC_API_KEY: optionalString,
+  OPENAI_BASE_URL: url.optional(),
+  ANTHROPIC_BASE_URL: url.optional(),
+  OPENAI_DEFAULT_MODEL: z.string().min(1).default('gpt-4o-mini'),
+  ANTHROPIC_DEFAULT_MODEL: z.string().min(1).default('claude-sonnet-4-5'),
+  /** The one model Variant A accepts. */
+  VARIANT_A_MODEL: optionalString,
+  ANTHROPIC_MAX_TOKENS: positiveInt.default(4096),
+  PROVIDER_TIMEOUT_MS: positiveInt.default(120_000),
+  SESSION_TTL_HOURS: positiveInt.default(24 * 30),
+  SESSION_CACHE_MS: z.coerce.number().int().min(0).max(10_000).default(2_000),
+  SIGNED_URL_TTL_DAYS: positiveInt.default(365),
+  RUN_TIMEOUT_MS: positiveInt.default(30 * 60_000),
+  RUN_MAX_TURNS: positiveInt.default(20),
+  LIVE_RUN_CACHE_MS: z.coerce.number().int().min(0).max(5_000).default(200),
+  BODY_LIMIT_BYTES: positiveInt.default(1024 * 1024),
+  MODULE_LIMIT_BYTES: positiveInt.default(20 * 1024 * 1024),
+  SERVLET_CALL_TIMEOUT_MS: positiveInt.default(10_000),
+  SERVLET_MAX_MEMORY_MB: positiveInt.default(64),
+  SERVLET_MAX_RESPONSE_BYTES: positiveInt.default(1024 * 1024),
+  SERVLET_POOL_SIZE: positiveInt.default(2),
+  /** Extra blocked destinations: host names (globs), URL prefixes and CIDRs, comma separated. */
+  NETWORK_BLOCKLIST: list,
+  /** Destinations let through although the built-in blocklist refuses them (for one private host). */
+  NETWORK_ALLOWLIST: list,
+});
+
+export type Config = Omit<z.infer<typeof schema>, 'PUBLIC_URL' | 'VARIANT_A_MODEL'> & {
+  PUBLIC_URL: string;
+  VARIANT_A_MODEL: string;
+};
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`Invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+/** Throws ConfigError naming every bad or missing variable. */
+export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+  const parsed = schema.safeParse(env);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((issue) => {
+      const name = issue.path.join('.') || '(environment)';
+      const missing = issue.code === 'invalid_type' && env[String(issue.path[0])] === undefined;
+      return missing ? `${name}: required but not set` : `${name}: ${issue.message}`;
+    });
+    throw new ConfigError(problems);
+  }
+  const c = parsed.data;
+  return {
+    ...c,
+    PUBLIC_URL: (c.PUBLIC_URL ?? `http://${c.HOST === '0.0.0.0' ? '127.0.0.1' : c.HOST}:${c.PORT}`).replace(/\/+$/, ''),
+    VARIANT_A_MODEL: c.VARIANT_A_MODEL ?? c.OPENAI_DEFAULT_MODEL,
+  };
+}
+
+/** The variables a process cannot start without (the docker-compose test checks them). */
+export const REQUIRED_VARIABLES = Object.entries(schema.shape)
+  .filter(([, s]) => !s.safeParse(undefined).success)
+  .map(([name]) => name);

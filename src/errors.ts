@@ -1,0 +1,23 @@
+/**
+ * The error hierarchy. HTTP maps AppError once (middleware/errors.ts) to its status and
+ * `{ "error": { "code", "message" } }`; codes are stable and documented in the README.
+ */
+export class AppError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'AppError';
+  }
+}
+
+export const badRequest = (message: string, code = 'invalid_request') => new AppError(400, code, message);
+export const unauthorized = (message = 'a valid session cookie (sessionId) is required') =>
+  new AppError(401, 'unauthorized', message);
+export const forbidden = (message: string, code = 'forbidden') => new AppError(403, code, message);
+export const notFound = (what: string) => new AppError(404, 'not_found', `${what} not found`);
+export const conflict = (message: string, code = 'conflict') => new AppError(409, code, message);
+export const payloadTooLarge = (message: string) => new AppError(413, 'payload_too_large', message);
+export const unsupportedMediaType = (message: string) => new AppError(415, 'unsupported_media_type', message);

@@ -1,0 +1,29 @@
+import Koa from 'koa';
+import Router from '@koa/router';
+import type { AppDeps } from './deps';
+import { errorHandler } from './middleware/errors';
+import { jsonBody } from './middleware/body';
+import { requireSession } from './middleware/auth';
+import { accessLog } from './middleware/access-log';
+
+/** Builds the API without listening: entry points call `listen`, tests use port 0. */
+export function createApp(deps: AppDeps): Koa {
+  const app = new Koa({ proxy: true });
+  app.silent = true;
+
+  const open = new Router();
+  open.get('/healthz', (ctx) => {
+    ctx.body = { ok: true };
+  });
+
+  const api = new Router({ prefix: '/api' });
+  api.use(requireSession(deps.db.models, deps.config.SESSION_CACHE_MS));
+
+  app.use(accessLog(deps.logger));
+  app.use(errorHandler(deps.logger));
+  app.use(jsonBody(deps.config.BODY_LIMIT_BYTES));
+  app.use(open.routes());
+  app.use(api.routes());
+  app.use(api.allowedMethods());
+  return app;
+}

@@ -1,0 +1,19 @@
+import type { Client } from '@temporalio/client';
+import type { Config } from '../config';
+import type { Logger } from '../logger';
+import type { Db } from '../store/connect';
+import type { Keyring } from '../store/secrets';
+
+/** What the HTTP layer is built from. Entry points and tests pass real clients. */
+export interface AppDeps {
+  config: Config;
+  logger: Logger;
+  db: Db;
+  keyring: Keyring;
+  temporal: Client;
+}
+
+export interface AuthState {
+  /** The session's user. */
+  username: string;
+}

@@ -1,0 +1,180 @@
+import { Schema, type Connection } from 'mongoose';
+
+/**
+ * Every collection, registered on one connection. Only what both MongoDB and FerretDB support: plain unique
+ * indexes, no TTL/partial indexes, no transactions, no positional updates.
+ */
+
+const sealed = { kid: String, iv: String, tag: String, data: String };
+const opts = { versionKey: false } as const;
+
+const user = new Schema(
+  {
+    username: { type: String, required: true, unique: true },
+    emails: { type: [{ email: String, primary: Boolean, verified: Boolean, _id: false }], default: [] },
+    created_at: { type: Date, required: true },
+  },
+  opts,
+);
+
+const session = new Schema(
+  {
+    /** sha256 of the session id: the id itself is never stored. */
+    hash: { type: String, required: true, unique: true },
+    /** A short prefix shown in listings so a user can tell sessions apart. */
+    hint: { type: String, required: true },
+    username: { type: String, required: true, index: true },
+    created_at: { type: Date, required: true },
+    expires_at: { type: Date, required: true },
+    revoked_at: { type: Date, default: null },
+  },
+  opts,
+);
+
+const profile = new Schema(
+  {
+    owner: { type: String, required: true },
+    name: { type: String, required: true },
+    description: { type: String, default: '' },
+    is_public: { type: Boolean, default: false },
+    created_at: { type: Date, required: true },
+    modified_at: { type: Date, required: true },
+  },
+  opts,
+);
+profile.index({ owner: 1, name: 1 }, { unique: true });
+profile.index({ is_public: 1 });
+
+const taskFields = {
+  runner: { type: String, required: true },
+  model: { type: String, required: true },
+  prompt: { type: String, required: true },
+  max_tokens: { type: Number, default: null },
+  key: { type: sealed, default: null },
+};
+
+const task = new Schema(
+  {
+    owner: { type: String, required: true },
+    profile: { type: String, required: true },
+    name: { type: String, required: true },
+    ...taskFields,
+    /** Bumped on every update; each run keeps the version it started with (task_versions). */
+    version: { type: Number, required: true },
+    /** Signed URLs issued before this instant are dead (revoke all). */
+    signed_not_before: { type: Date, default: null },
+    created_at: { type: Date, required: true },
+    modified_at: { type: Date, required: true },
+  },
+  opts,
+);
+task.index({ owner: 1, profile: 1, name: 1 }, { unique: true });
+
+const taskVersion = new Schema(
+  {
+    task_id: { type: Schema.Types.ObjectId, required: true },
+    version: { type: Number, required: true },
+    ...taskFields,
+    created_at: { type: Date, required: true },
+  },
+  opts,
+);
+taskVersion.index({ task_id: 1, version: 1 }, { unique: true });
+
+const resultEntry = new Schema({}, { strict: false, _id: false });
+
+const run = new Schema(
+  {
+    owner: { type: String, required: true },
+    profile: { type: String, required: true },
+    task: { type: String, required: true },
+    name: { type: String, required: true },
+    task_id: { type: Schema.Types.ObjectId, required: true },
+    task_version: { type: Number, required: true },
+    runner: { type: String, required: true },
+    workflow_id: { type: String, required: true },
+    status: { type: String, required: true },
+    /** Filled when the run closes; a live run's results come from a workflow query. */
+    results: { type: [resultEntry], default: [] },
+    /** Set once the workflow start was confirmed (or found already started). */
+    started: { type: Boolean, default: false },
+    created_at: { type: Date, required: true },
+    modified_at: { type: Date, required: true },
+  },
+  opts,
+);
+run.index({ owner: 1, profile: 1, task: 1, name: 1 }, { unique: true });
+run.index({ task_id: 1, created_at: -1 });
+
+const revokedUrl = new Schema(
+  {
+    url_id: { type: String, required: true, unique: true },
+    task_id: { type: Schema.Types.ObjectId, required: true },
+    revoked_at: { type: Date, required: true },
+  },
+  opts,
+);
+
+const servlet = new Schema(
+  {
+    owner: { type: String, required: true },
+    name: { type: String, required: true },
+    description: { type: String, default: '' },
+    visibility: { type: String, enum: ['public', 'private'], default: 'private' },
+    content_address: { type: String, required: true },
+    /** The module's own `describe` answer: `{ tools: [...] }`. */
+    schema: { type: Schema.Types.Mixed, required: true },
+    created_at: { type: Date, required: true },
+    modified_at: { type: Date, required: true },
+  },
+  opts,
+);
+servlet.index({ owner: 1, name: 1 }, { unique: true });
+servlet.index({ visibility: 1 });
+
+const moduleBlob = new Schema(
+  {
+    content_address: { type: String, required: true, unique: true },
+    size: { type: Number, required: true },
+    data: { type: Buffer, required: true },
+    created_at: { type: Date, required: true },
+  },
+  opts,
+);
+
+const installation = new Schema(
+  {
+    owner: { type: String, required: true },
+    profile: { type: String, required: true },
+    name: { type: String, required: true },
+    servlet_owner: { type: String, required: true },
+    servlet_name: { type: String, required: true },
+    /** Install configuration (may hold API keys): sealed JSON. */
+    config: { type: sealed, default: null },
+    /** null = every host outside the blocklist; [] = no network; else host globs. */
+    domains: { type: [String], default: null },
+    created_at: { type: Date, required: true },
+    modified_at: { type: Date, required: true },
+  },
+  opts,
+);
+installation.index({ owner: 1, profile: 1, name: 1 }, { unique: true });
+installation.index({ servlet_owner: 1, servlet_name: 1 });
+
+export function registerModels(conn: Connection) {
+  return {
+    User: conn.model('User', user, 'users'),
+    Session: conn.model('Session', session, 'sessions'),
+    Profile: conn.model('Profile', profile, 'profiles'),
+    Task: conn.model('Task', task, 'tasks'),
+    TaskVersion: conn.model('TaskVersion', taskVersion, 'task_versions'),
+    Run: conn.model('Run', run, 'runs'),
+    RevokedUrl: conn.model('RevokedUrl', revokedUrl, 'revoked_urls'),
+    Servlet: conn.model('Servlet', servlet, 'servlets'),
+    Module: conn.model('Module', moduleBlob, 'modules'),
+    Installation: conn.model('Installation', installation, 'installations'),
+  };
+}
+
+export type Models = ReturnType<typeof registerModels>;
+export type SealedField = { kid: string; iv: string; tag: string; data: string };

@@ -1,0 +1,56 @@
+import crypto from 'node:crypto';
+import type { Models } from './models';
+import { sha256 } from './secrets';
+
+/** Session ids look like the hosted service's: `ptr/<username>/<token>`; only their sha256 is stored. */
+export function newSessionId(username: string): string {
+  return `ptr/${username}/${crypto.randomBytes(32).toString('base64url')}`;
+}
+
+export async function ensureUser(models: Models, username: string, now = new Date()) {
+  await models.User.updateOne(
+    { username },
+    { $setOnInsert: { username, emails: [], created_at: now } },
+    { upsert: true },
+  ).catch((err: { code?: number }) => {
+    if (err.code !== 11000) throw err;
+  });
+  await models.Profile.updateOne(
+    { owner: username, name: 'default' },
+    { $setOnInsert: { owner: username, name: 'default', description: '', is_public: false, created_at: now, modified_at: now } },
+    { upsert: true },
+  ).catch((err: { code?: number }) => {
+    if (err.code !== 11000) throw err;
+  });
+}
+
+export async function createSession(models: Models, username: string, ttlHours: number, now = new Date()) {
+  await ensureUser(models, username, now);
+  const id = newSessionId(username);
+  const expires_at = new Date(now.getTime() + ttlHours * 3600_000);
+  await models.Session.create({ hash: sha256(id), hint: id.slice(-6), username, created_at: now, expires_at });
+  return { id, expires_at };
+}
+
+export interface SessionLookup {
+  username: string;
+  expiresAt: number;
+}
+
+/** The session's user, or null when the id is unknown, expired or revoked. */
+export async function findSession(models: Models, id: string, now = Date.now()): Promise<SessionLookup | null> {
+  const doc = await models.Session.findOne({ hash: sha256(id) }).lean();
+  if (!doc || doc.revoked_at || doc.expires_at.getTime() <= now) return null;
+  return { username: doc.username, expiresAt: doc.expires_at.getTime() };
+}
+
+export async function listSessions(models: Models, username: string) {
+  return models.Session.find({ username }).sort({ created_at: 1 }).lean();
+}
+
+/** Revokes the session whose id ends with `hint` (as listed), or every session of the user with `all`. */
+export async function revokeSessions(models: Models, username: string, which: { hint?: string; all?: boolean }) {
+  const filter = which.all ? { username, revoked_at: null } : { username, hint: which.hint, revoked_at: null };
+  const res = await models.Session.updateMany(filter, { $set: { revoked_at: new Date() } });
+  return res.modifiedCount;
+}

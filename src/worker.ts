@@ -1,0 +1,36 @@
+import { loadConfig, ConfigError, type Config } from './config';
+import { createLogger } from './logger';
+import { connectDb } from './store/connect';
+import { keyringFromConfig } from './store/secrets';
+import { createWorker } from './temporal/worker';
+
+if (require.main === module) {
+  void main();
+}
+
+async function main() {
+  let config: Config;
+  try {
+    config = loadConfig();
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      console.error(err.message);
+      process.exit(2);
+    }
+    throw err;
+  }
+  const logger = createLogger({ level: config.LOG_LEVEL, name: 'worker' });
+  try {
+    const db = await connectDb(config.MONGO_URL);
+    const { worker, connection } = await createWorker({ config, logger, db, keyring: keyringFromConfig(config) });
+    logger.info({ taskQueue: config.TEMPORAL_TASK_QUEUE }, 'worker polling');
+    process.once('SIGINT', () => worker.shutdown());
+    process.once('SIGTERM', () => worker.shutdown());
+    await worker.run();
+    await connection.close();
+    await db.close();
+  } catch (err) {
+    console.error(`worker failed: ${(err as Error).message}`);
+    process.exit(1);
+  }
+}

@@ -1,0 +1,37 @@
+import { expect } from 'chai';
+import { ConfigError, loadConfig, REQUIRED_VARIABLES } from '../../src/config';
+
+const minimal = {
+  MONGO_URL: 'mongodb://127.0.0.1:27017/x',
+  TEMPORAL_ADDRESS: '127.0.0.1:7233',
+  MASTER_KEY: `k1:${Buffer.alloc(32, 1).toString('base64')}`,
+  SIGNING_SECRET: 'x'.repeat(32),
+};
+
+describe('configuration', () => {
+  it('starts from the required variables alone, with documented defaults', () => {
+    const c = loadConfig(minimal);
+    expect(c.PORT).to.equal(8080);
+    expect(c.PUBLIC_URL).to.equal('http://127.0.0.1:8080');
+    expect(c.TEMPORAL_TASK_QUEUE).to.equal('prompt-tasks');
+    expect(c.MASTER_KEY.id).to.equal('k1');
+  });
+
+  it('lists every bad or missing variable in one message', () => {
+    try {
+      loadConfig({ PORT: 'eighty', MASTER_KEY: 'k1:c2hvcnQ=' });
+      expect.fail('should throw');
+    } catch (err) {
+      expect(err).to.be.instanceOf(ConfigError);
+      const message = (err as Error).message;
+      for (const name of ['PORT', 'MONGO_URL: required', 'TEMPORAL_ADDRESS: required', 'SIGNING_SECRET: required', 'MASTER_KEY']) {
+        expect(message).to.contain(name);
+      }
+      expect(message).to.contain('decodes to 5 bytes');
+    }
+  });
+
+  it('names the required variables', () => {
+    expect(REQUIRED_VARIABLES).to.have.members(['MONGO_URL', 'TEMPORAL_ADDRESS', 'MASTER_KEY', 'SIGNING_SECRET']);
+  });
+});

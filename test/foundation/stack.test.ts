@@ -1,0 +1,59 @@
+import { expect } from 'chai';
+import OpenAI from 'openai';
+import Anthropic from '@anthropic-ai/sdk';
+import { getStack } from '../helpers/stack';
+import { anthropicToolUse, openaiToolCall } from '../helpers/fake-provider';
+
+describe('the real stack', () => {
+  it('runs a workflow through the Temporal server and a worker', async () => {
+    const { temporal, config } = getStack();
+    const result = await temporal.workflow.execute('ping', {
+      taskQueue: config.TEMPORAL_TASK_QUEUE,
+      workflowId: `ping-${Date.now()}`,
+      args: [{ text: 'round trip' }],
+    });
+    expect(result).to.equal('round trip');
+  });
+
+  it('stores and reads a mongoose document through the database', async () => {
+    const { db } = getStack();
+    const now = new Date();
+    await db.models.Profile.create({ owner: 'stack-test', name: 'p1', description: 'd', created_at: now, modified_at: now });
+    const found = await db.models.Profile.findOne({ owner: 'stack-test', name: 'p1' }).lean();
+    expect(found?.description).to.equal('d');
+    expect(found?.created_at.getTime()).to.equal(now.getTime());
+    const dup = await db.models.Profile.create({ owner: 'stack-test', name: 'p1', created_at: now, modified_at: now }).then(
+      () => null,
+      (err: { code?: number }) => err.code,
+    );
+    expect(dup, 'unique index enforced').to.equal(11000);
+  });
+
+  describe('fake model provider', () => {
+    beforeEach(() => getStack().fake.reset());
+
+    it('answers the real openai client, with tool calls, and records the request', async () => {
+      const { fake } = getStack();
+      const client = new OpenAI({ apiKey: 'sk-test-1', baseURL: fake.openaiBaseUrl });
+      fake.script([openaiToolCall([{ name: 'greet', arguments: { who: 'x' } }])]);
+      const first = await client.chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'hi' }] });
+      expect(first.choices[0]!.message.tool_calls?.[0]).to.deep.include({ type: 'function' });
+      const second = await client.chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'hello' }] });
+      expect(second.choices[0]!.message.content).to.equal('echo: hello');
+      expect(fake.requests).to.have.length(2);
+      expect(fake.requests[0]!.headers.authorization).to.equal('Bearer sk-test-1');
+    });
+
+    it('answers the real anthropic client, with tool use, and records the request', async () => {
+      const { fake } = getStack();
+      const client = new Anthropic({ apiKey: 'sk-ant-1', baseURL: fake.anthropicBaseUrl });
+      fake.script([anthropicToolUse([{ name: 'greet', input: { who: 'x' } }])]);
+      const first = await client.messages.create({ model: 'm', max_tokens: 10, messages: [{ role: 'user', content: 'hi' }] });
+      expect(first.content[0]).to.deep.include({ type: 'tool_use', name: 'greet' });
+      const second = await client.messages.create({ model: 'm', max_tokens: 10, messages: [{ role: 'user', content: 'yo' }] });
+      expect(second.content[0]).to.deep.equal({ type: 'text', text: 'echo: yo' });
+      const auth = fake.requests[0]!.headers;
+      expect(auth['x-api-key'] ?? auth.authorization).to.match(/sk-ant-1/);
+    });
+  });
+});

@@ -1,0 +1,202 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+/**
+ * A local stand-in for the outside world's model providers: speaks OpenAI chat completions
+ * (`POST /v1/chat/completions`) and Anthropic messages (`POST /v1/messages`), records every request, and answers
+ * from a per-test script. The default answer echoes the last user message: `echo: <text>`.
+ */
+export type Provider = 'openai' | 'anthropic';
+
+export interface RecordedRequest {
+  provider: Provider;
+  path: string;
+  headers: http.IncomingHttpHeaders;
+  body: any;
+  at: number;
+}
+
+export interface FakeReply {
+  status?: number;
+  body?: unknown;
+  /** Raw response text (for malformed answers). */
+  raw?: string;
+  delayMs?: number;
+  /** Never answer (until the test resets the fake). */
+  hang?: boolean;
+  headers?: Record<string, string>;
+}
+
+export type Responder = (req: RecordedRequest) => FakeReply | Promise<FakeReply>;
+
+export interface FakeProvider {
+  url: string;
+  openaiBaseUrl: string;
+  anthropicBaseUrl: string;
+  requests: RecordedRequest[];
+  /** Replies in order, then the default; or a function for every request. */
+  script(replies: Array<FakeReply | Responder> | Responder): void;
+  reset(): void;
+  close(): Promise<void>;
+}
+
+export function lastUserText(req: RecordedRequest): string {
+  const messages = (req.body?.messages ?? []) as Array<{ role: string; content: unknown }>;
+  const last = [...messages].reverse().find((m) => m.role === 'user');
+  if (!last) return '';
+  if (typeof last.content === 'string') return last.content;
+  return (last.content as Array<{ type: string; text?: string; content?: unknown }>)
+    .map((c) => (c.type === 'text' ? c.text : c.type === 'tool_result' ? JSON.stringify(c.content) : ''))
+    .join('');
+}
+
+export const openaiText = (text: string): FakeReply => ({
+  body: {
+    id: `chatcmpl-${Math.random().toString(36).slice(2)}`,
+    object: 'chat.completion',
+    created: Math.floor(Date.now() / 1000),
+    model: 'fake',
+    choices: [{ index: 0, finish_reason: 'stop', message: { role: 'assistant', content: text, refusal: null } }],
+    usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
+  },
+});
+
+export const openaiToolCall = (calls: Array<{ id?: string; name: string; arguments: unknown }>): FakeReply => ({
+  body: {
+    id: `chatcmpl-${Math.random().toString(36).slice(2)}`,
+    object: 'chat.completion',
+    created: Math.floor(Date.now() / 1000),
+    model: 'fake',
+    choices: [
+      {
+        index: 0,
+        finish_reason: 'tool_calls',
+        message: {
+          role: 'assistant',
+          content: null,
+          tool_calls: calls.map((c, i) => ({
+            id: c.id ?? `call_${i}`,
+            type: 'function',
+            function: { name: c.name, arguments: JSON.stringify(c.arguments) },
+          })),
+        },
+      },
+    ],
+  },
+});
+
+export const anthropicText = (text: string): FakeReply => ({
+  body: {
+    id: `msg_${Math.random().toString(36).slice(2)}`,
+    type: 'message',
+    role: 'assistant',
+    model: 'fake',
+    content: [{ type: 'text', text }],
+    stop_reason: 'end_turn',
+    stop_sequence: null,
+    usage: { input_tokens: 1, output_tokens: 1 },
+  },
+});
+
+export const anthropicToolUse = (calls: Array<{ id?: string; name: string; input: unknown }>, text?: string): FakeReply => ({
+  body: {
+    id: `msg_${Math.random().toString(36).slice(2)}`,
+    type: 'message',
+    role: 'assistant',
+    model: 'fake',
+    content: [
+      ...(text ? [{ type: 'text', text }] : []),
+      ...calls.map((c, i) => ({ type: 'tool_use', id: c.id ?? `toolu_${i}`, name: c.name, input: c.input })),
+    ],
+    stop_reason: 'tool_use',
+    stop_sequence: null,
+    usage: { input_tokens: 1, output_tokens: 1 },
+  },
+});
+
+/** An error answer in the provider's own error shape. */
+export const providerError = (provider: Provider, status: number, message: string): FakeReply => ({
+  status,
+  body:
+    provider === 'openai'
+      ? { error: { message, type: 'invalid_request_error', code: null } }
+      : { type: 'error', error: { type: status === 401 ? 'authentication_error' : 'api_error', message } },
+});
+
+const echo: Responder = (req) => {
+  const text = `echo: ${lastUserText(req)}`;
+  return req.provider === 'openai' ? openaiText(text) : anthropicText(text);
+};
+
+export async function startFakeProvider(): Promise<FakeProvider> {
+  let queue: Array<FakeReply | Responder> = [];
+  let fallback: Responder = echo;
+  const hanging = new Set<http.ServerResponse>();
+  const requests: RecordedRequest[] = [];
+
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      void (async () => {
+        const path = (req.url ?? '').split('?')[0]!;
+        const provider: Provider | undefined = path.endsWith('/chat/completions')
+          ? 'openai'
+          : path.endsWith('/messages')
+            ? 'anthropic'
+            : undefined;
+        if (!provider || req.method !== 'POST') {
+          res.writeHead(404, { 'content-type': 'application/json' }).end('{"error":{"message":"not found"}}');
+          return;
+        }
+        let body: unknown;
+        try {
+          body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+        } catch {
+          body = undefined;
+        }
+        const recorded: RecordedRequest = { provider, path, headers: req.headers, body, at: Date.now() };
+        requests.push(recorded);
+        const next = queue.shift() ?? fallback;
+        const reply = typeof next === 'function' ? await next(recorded) : next;
+        if (reply.hang) {
+          hanging.add(res);
+          return;
+        }
+        if (reply.delayMs) await new Promise((r) => setTimeout(r, reply.delayMs));
+        res.writeHead(reply.status ?? 200, { 'content-type': 'application/json', ...reply.headers });
+        res.end(reply.raw ?? JSON.stringify(reply.body ?? {}));
+      })().catch((err: Error) => {
+        res.writeHead(500).end(String(err.message));
+      });
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return {
+    url,
+    openaiBaseUrl: `${url}/v1`,
+    anthropicBaseUrl: url,
+    requests,
+    script(replies) {
+      if (typeof replies === 'function') {
+        queue = [];
+        fallback = replies;
+      } else {
+        queue = [...replies];
+      }
+    },
+    reset() {
+      queue = [];
+      fallback = echo;
+      requests.length = 0;
+      for (const res of hanging) res.destroy();
+      hanging.clear();
+    },
+    async close() {
+      for (const res of hanging) res.destroy();
+      server.closeAllConnections();
+      await new Promise((r) => server.close(r));
+    },
+  };
+}

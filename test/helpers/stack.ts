@@ -1,0 +1,169 @@
+import crypto from 'node:crypto';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { TestWorkflowEnvironment } from '@temporalio/testing';
+import type { Client } from '@temporalio/client';
+import type { Worker } from '@temporalio/worker';
+import { loadConfig, type Config } from '../../src/config';
+import { createLogger, type Logger } from '../../src/logger';
+import { connectDb, type Db } from '../../src/store/connect';
+import { keyringFromConfig, type Keyring } from '../../src/store/secrets';
+import { createApp } from '../../src/http/app';
+import { createWorker } from '../../src/temporal/worker';
+import { SEARCH_ATTRIBUTES } from '../../src/temporal/search-attributes';
+import { testEnv } from './env';
+import { startFerretDb } from './ferretdb';
+import { startFakeProvider, type FakeProvider } from './fake-provider';
+import { LogSink } from './log-sink';
+import { freePort } from './net';
+
+/**
+ * The real stack, started once per test run by the root hooks (test/setup.ts): a Temporal dev server, FerretDB
+ * (or the servers named by TEMPORAL_ADDRESS / MONGO_URL), the fake model provider, one worker and the API on a
+ * free port. Every component logs into `logs`, which tests read like an operator would.
+ */
+export interface Stack {
+  env: Record<string, string>;
+  config: Config;
+  logger: Logger;
+  logs: LogSink;
+  db: Db;
+  keyring: Keyring;
+  temporal: Client;
+  fake: FakeProvider;
+  apiUrl: string;
+  /** The shared worker; tests that kill a worker start their own with `startWorker`. */
+  worker: RunningWorker;
+  startWorker(overrides?: Record<string, string>): Promise<RunningWorker>;
+  /** A config with overrides on top of the stack's environment. */
+  configWith(overrides: Record<string, string>): Config;
+}
+
+export interface RunningWorker {
+  worker: Worker;
+  stop(): Promise<void>;
+}
+
+let stack: Stack | undefined;
+let teardown: Array<() => Promise<unknown>> = [];
+
+export function getStack(): Stack {
+  if (!stack) throw new Error('the test stack is not started (test/setup.ts root hooks)');
+  return stack;
+}
+
+export async function startStack(): Promise<Stack> {
+  const logs = new LogSink();
+  const fake = await startFakeProvider();
+  teardown.push(() => fake.close());
+
+  let mongoUrl: string;
+  if (testEnv.mongoUrl) {
+    const u = new URL(testEnv.mongoUrl);
+    u.pathname = `/ptr_test_${crypto.randomBytes(4).toString('hex')}`;
+    mongoUrl = u.toString();
+  } else {
+    if (!testEnv.ferretdbBin) throw new Error('set FERRETDB_BIN or MONGO_URL (scripts/test.sh sets them)');
+    const ferret = await startFerretDb(testEnv.ferretdbBin);
+    teardown.push(() => ferret.stop());
+    mongoUrl = `${ferret.url}ptr_test`;
+  }
+
+  let temporalEnv: TestWorkflowEnvironment;
+  if (testEnv.temporalAddress) {
+    temporalEnv = await TestWorkflowEnvironment.createFromExistingServer({
+      address: testEnv.temporalAddress,
+      namespace: testEnv.temporalNamespace,
+    });
+  } else {
+    if (!testEnv.temporalCli) throw new Error('set TEMPORAL_CLI or TEMPORAL_ADDRESS (scripts/test.sh sets them)');
+    temporalEnv = await TestWorkflowEnvironment.createLocal({
+      server: {
+        executable: { type: 'existing-path', path: testEnv.temporalCli },
+        ip: '127.0.0.1',
+        searchAttributes: SEARCH_ATTRIBUTES,
+        extraArgs: ['--dynamic-config-value', 'system.enableActivityEagerExecution=true', '--log-level', 'error'],
+      },
+    });
+  }
+  teardown.push(() => temporalEnv.teardown());
+  const address = temporalEnv.connection.options.address;
+
+  const port = await freePort();
+  const env: Record<string, string> = {
+    NODE_ENV: 'test',
+    LOG_LEVEL: 'debug',
+    HOST: '127.0.0.1',
+    PORT: String(port),
+    MONGO_URL: mongoUrl,
+    TEMPORAL_ADDRESS: address,
+    TEMPORAL_NAMESPACE: temporalEnv.namespace ?? 'default',
+    TEMPORAL_TASK_QUEUE: `test-${crypto.randomBytes(4).toString('hex')}`,
+    MASTER_KEY: `test-k1:${crypto.randomBytes(32).toString('base64')}`,
+    SIGNING_SECRET: crypto.randomBytes(32).toString('hex'),
+    OPENAI_BASE_URL: fake.openaiBaseUrl,
+    ANTHROPIC_BASE_URL: fake.anthropicBaseUrl,
+    SESSION_CACHE_MS: '200',
+  };
+  const config = loadConfig(env);
+  const logger = createLogger({ level: 'debug', name: 'test', destination: logs });
+  const db = await connectDb(config.MONGO_URL);
+  teardown.push(async () => {
+    if (testEnv.mongoUrl) await db.conn.dropDatabase();
+    await db.close();
+  });
+  const keyring = keyringFromConfig(config);
+  const temporal = temporalEnv.client;
+
+  const startWorker = async (overrides: Record<string, string> = {}): Promise<RunningWorker> => {
+    const workerConfig = loadConfig({ ...env, ...overrides });
+    const { worker, connection } = await createWorker({ config: workerConfig, logger, db, keyring });
+    const running = worker.run();
+    let stopped = false;
+    const stop = async () => {
+      if (stopped) return;
+      stopped = true;
+      if (worker.getState() === 'RUNNING') worker.shutdown();
+      await running.catch(() => undefined);
+      await connection.close();
+    };
+    teardown.unshift(stop);
+    return { worker, stop };
+  };
+  const worker = await startWorker();
+
+  const app = createApp({ config, logger, db, keyring, temporal });
+  const server: Server = await new Promise((resolve) => {
+    const s = app.listen(port, '127.0.0.1', () => resolve(s));
+  });
+  teardown.unshift(async () => {
+    server.closeAllConnections();
+    await new Promise((r) => server.close(r));
+  });
+  const apiUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+
+  stack = {
+    env,
+    config,
+    logger,
+    logs,
+    db,
+    keyring,
+    temporal,
+    fake,
+    apiUrl,
+    worker,
+    startWorker,
+    configWith: (overrides) => loadConfig({ ...env, ...overrides }),
+  };
+  return stack;
+}
+
+export async function stopStack(): Promise<void> {
+  const steps = teardown;
+  teardown = [];
+  stack = undefined;
+  for (const step of steps) {
+    await step().catch((err: Error) => console.error(`teardown: ${err.message}`));
+  }
+}
