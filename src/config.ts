@@ -89,16 +89,19 @@ export class ConfigError extends Error {
   }
 }
 
+function describeIssues(issues: z.core.$ZodIssue[], env: Record<string, string | undefined>): string[] {
+  return issues.map((issue) => {
+    const name = issue.path.join('.') || '(environment)';
+    const missing = issue.code === 'invalid_type' && env[String(issue.path[0])] === undefined;
+    return missing ? `${name}: required but not set` : `${name}: ${issue.message}`;
+  });
+}
+
 /** Throws ConfigError naming every bad or missing variable. */
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
   const parsed = schema.safeParse(env);
   if (!parsed.success) {
-    const problems = parsed.error.issues.map((issue) => {
-      const name = issue.path.join('.') || '(environment)';
-      const missing = issue.code === 'invalid_type' && env[String(issue.path[0])] === undefined;
-      return missing ? `${name}: required but not set` : `${name}: ${issue.message}`;
-    });
-    throw new ConfigError(problems);
+    throw new ConfigError(describeIssues(parsed.error.issues, env));
   }
   const c = parsed.data;
   return {
@@ -108,7 +111,43 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   };
 }
 
+/**
+ * Parses only the named settings, for command-line helpers that touch the database alone (session, rotate-key):
+ * they must not demand TEMPORAL_ADDRESS or SIGNING_SECRET. Throws ConfigError like `loadConfig`.
+ */
+export function loadConfigSubset<K extends keyof typeof schema.shape>(
+  names: readonly K[],
+  env: Record<string, string | undefined> = process.env,
+): Pick<z.infer<typeof schema>, K> {
+  // zod's pick() typing cannot follow a generic key list; the runtime mask is exactly `names`.
+  const subset = schema.pick(Object.fromEntries(names.map((n) => [n, true])) as any);
+  const parsed = subset.safeParse(env);
+  if (!parsed.success) throw new ConfigError(describeIssues(parsed.error.issues, env));
+  return parsed.data as unknown as Pick<z.infer<typeof schema>, K>;
+}
+
 /** The variables a process cannot start without (the docker-compose test checks them). */
 export const REQUIRED_VARIABLES = Object.entries(schema.shape)
   .filter(([, s]) => !s.safeParse(undefined).success)
   .map(([name]) => name);
+
+const devSchema = z.object({
+  PORT: port.default(8080),
+  MONGO_URL: optionalString,
+  TEMPORAL_ADDRESS: optionalString,
+  TEMPORAL_CLI: optionalString,
+  FERRETDB_BIN: optionalString,
+  DEV_DATA_DIR: z.string().default('.data'),
+  DEV_TEMPORAL_PORT: port.default(7233),
+  DEV_TEMPORAL_UI_PORT: port.default(8233),
+  DEV_MONGO_PORT: port.default(27017),
+  DEV_USER: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/).default('dev'),
+});
+export type DevConfig = z.infer<typeof devSchema>;
+
+/** Settings of `npm run dev` (which starts the embedded servers when no address is given). */
+export function loadDevConfig(env: Record<string, string | undefined> = process.env): DevConfig {
+  const parsed = devSchema.safeParse(env);
+  if (!parsed.success) throw new ConfigError(parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`));
+  return parsed.data;
+}

@@ -1,10 +1,21 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+
+/** Where scripts/install-tools.sh caches its builds, so `npx mocha <file>` works without scripts/test.sh. */
+const cached = (name: string, version: string) => {
+  const root = process.env.PTR_TOOLS_CACHE ?? path.join(process.env.XDG_CACHE_HOME ?? path.join(os.homedir(), '.cache'), 'prompt-task-runner/tools');
+  const file = path.join(root, `${name}-${version}`, name);
+  return fs.existsSync(file) ? file : undefined;
+};
+
 /** The one place the tests read their own environment: which tools to use, or which servers to use instead. */
 export const testEnv = {
-  temporalCli: process.env.TEMPORAL_CLI,
-  ferretdbBin: process.env.FERRETDB_BIN,
+  temporalCli: process.env.TEMPORAL_CLI ?? cached('temporal', '1.5.1'),
+  ferretdbBin: process.env.FERRETDB_BIN ?? cached('ferretdb', '1.24.2'),
   mongoUrl: process.env.MONGO_URL,
   temporalAddress: process.env.TEMPORAL_ADDRESS,
   temporalNamespace: process.env.TEMPORAL_NAMESPACE ?? 'default',
-  /** Python with mcp-run installed (scripts/test.sh makes the virtual environment). */
-  python: process.env.PTR_TEST_PYTHON,
+  /** Python with mcp-run installed (scripts/test.sh makes the virtual environment in .venv). */
+  python: process.env.PTR_TEST_PYTHON ?? (fs.existsSync('.venv/bin/python') ? path.resolve('.venv/bin/python') : undefined),
 };

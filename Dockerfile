@@ -1,0 +1,22 @@
+# One image for the API and the worker: `node dist/src/server.js` or `node dist/src/worker.js`.
+FROM node:20-bookworm-slim AS build
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --no-audit --no-fund
+COPY tsconfig.json tsconfig.build.json ./
+COPY src ./src
+COPY workflows ./workflows
+COPY activities ./activities
+RUN npx tsc -p tsconfig.build.json && npm prune --omit=dev
+
+FROM node:20-bookworm-slim
+ENV NODE_ENV=production
+WORKDIR /app
+COPY --from=build /app/node_modules ./node_modules
+COPY --from=build /app/dist ./dist
+COPY --from=build /app/package.json ./
+# Workflows are bundled from source at worker start.
+COPY workflows ./workflows
+USER node
+EXPOSE 8080
+CMD ["node", "dist/src/server.js"]

@@ -1,0 +1,69 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import net from 'node:net';
+
+/** Child processes of the dev stack: started in order, stopped together (Ctrl-C, or when any one dies). */
+export class ProcessGroup {
+  private readonly children: Array<{ name: string; child: ChildProcess }> = [];
+  private stopping = false;
+  onUnexpectedExit: (name: string, code: number | null) => void = () => undefined;
+
+  start(name: string, command: string, args: string[], options: { env?: NodeJS.ProcessEnv; quiet?: boolean } = {}) {
+    const child = spawn(command, args, {
+      env: options.env,
+      stdio: ['ignore', options.quiet ? 'ignore' : 'inherit', 'pipe'],
+      detached: false,
+    });
+    let tail = '';
+    child.stderr?.on('data', (d: Buffer) => {
+      tail = (tail + d.toString()).slice(-4000);
+      if (!options.quiet) process.stderr.write(d);
+    });
+    child.once('exit', (code) => {
+      if (!this.stopping) {
+        if (options.quiet && tail) process.stderr.write(`--- last output of ${name} ---\n${tail}\n`);
+        this.onUnexpectedExit(name, code);
+      }
+    });
+    this.children.push({ name, child });
+    return child;
+  }
+
+  /** SIGTERM everything in reverse order, SIGKILL what is still alive after 10 s. */
+  async stopAll(): Promise<void> {
+    this.stopping = true;
+    for (const { child } of [...this.children].reverse()) {
+      if (child.exitCode !== null || child.signalCode !== null) continue;
+      const exited = new Promise((r) => child.once('exit', r));
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+      await exited;
+      clearTimeout(timer);
+    }
+  }
+}
+
+/** Fails with a clear message when the port is taken. */
+export function assertPortFree(port: number, what: string, hint: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.once('error', () => reject(new Error(`port ${port} (${what}) is already in use: ${hint}`)));
+    srv.listen(port, '127.0.0.1', () => srv.close(() => resolve()));
+  });
+}
+
+export async function waitFor(check: () => Promise<boolean>, what: string, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check().catch(() => false))) {
+    if (Date.now() > deadline) throw new Error(`${what} did not come up within ${timeoutMs / 1000} s`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+export const portOpen = (port: number) =>
+  new Promise<boolean>((resolve) => {
+    const s = net.connect({ port, host: '127.0.0.1' }, () => {
+      s.destroy();
+      resolve(true);
+    });
+    s.once('error', () => resolve(false));
+  });

@@ -1,0 +1,145 @@
+/**
+ * `npm run dev`: the whole service on one machine. Builds the tools when missing, starts the Temporal dev server
+ * (Web UI on) and FerretDB with their data in .data/ unless TEMPORAL_ADDRESS / MONGO_URL name running servers,
+ * then the API and a worker; prints where everything is and a ready session. Ctrl-C stops every child.
+ */
+import { execFile } from 'node:child_process';
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { ConfigError, loadConfig, loadDevConfig, type DevConfig } from '../config';
+import { connectDb } from '../store/connect';
+import { createSession } from '../store/sessions';
+import { searchAttributeFlags } from '../temporal/search-attributes';
+import { assertPortFree, portOpen, ProcessGroup, waitFor } from './dev-processes';
+
+const root = path.resolve(__dirname, '../..');
+const log = (msg: string) => process.stdout.write(`[dev] ${msg}\n`);
+
+/** Master key and signing secret: generated on first start, kept in .data/secrets.json (0600) for later starts. */
+function loadOrCreateSecrets(dataDir: string): { MASTER_KEY: string; SIGNING_SECRET: string } {
+  const file = path.join(dataDir, 'secrets.json');
+  if (fs.existsSync(file)) return JSON.parse(fs.readFileSync(file, 'utf8'));
+  const secrets = {
+    MASTER_KEY: `dev-${new Date().toISOString().slice(0, 10)}:${crypto.randomBytes(32).toString('base64')}`,
+    SIGNING_SECRET: crypto.randomBytes(32).toString('hex'),
+  };
+  fs.writeFileSync(file, JSON.stringify(secrets, null, 2), { mode: 0o600 });
+  log(`generated a master key and a signing secret in ${file} (mode 0600)`);
+  return secrets;
+}
+
+async function installTools(dev: DevConfig): Promise<{ TEMPORAL_CLI?: string; FERRETDB_BIN?: string }> {
+  if (dev.TEMPORAL_ADDRESS && dev.MONGO_URL) return {};
+  log('checking tools (the first build takes a few minutes)...');
+  const { stdout } = await promisify(execFile)('bash', [path.join(root, 'scripts/install-tools.sh')], {
+    env: process.env,
+    maxBuffer: 1 << 20,
+  }).catch((err: { stderr?: string }) => {
+    throw new Error(`tool installation failed:\n${err.stderr ?? err}`);
+  });
+  return Object.fromEntries(stdout.trim().split('\n').filter(Boolean).map((l) => l.split('=', 2) as [string, string]));
+}
+
+async function main() {
+  const dev = loadDevConfig();
+  const dataDir = path.resolve(root, dev.DEV_DATA_DIR);
+  fs.mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  const group = new ProcessGroup();
+  let shuttingDown = false;
+  const shutdown = async (code: number) => {
+    if (shuttingDown) return;
+    shuttingDown = true;
+    log('stopping...');
+    await group.stopAll();
+    process.exit(code);
+  };
+  process.on('SIGINT', () => void shutdown(0));
+  process.on('SIGTERM', () => void shutdown(0));
+  group.onUnexpectedExit = (name, code) => {
+    console.error(`[dev] ${name} exited unexpectedly (code ${code}); stopping everything.`);
+    void shutdown(1);
+  };
+
+  try {
+    const tools = await installTools(dev);
+    const secrets = loadOrCreateSecrets(dataDir);
+    let temporalAddress = dev.TEMPORAL_ADDRESS;
+    let uiUrl = 'your Temporal cluster\'s Web UI';
+    if (!temporalAddress) {
+      await assertPortFree(dev.DEV_TEMPORAL_PORT, 'Temporal', 'set DEV_TEMPORAL_PORT, or TEMPORAL_ADDRESS to use a running server');
+      await assertPortFree(dev.DEV_TEMPORAL_UI_PORT, 'Temporal Web UI', 'set DEV_TEMPORAL_UI_PORT');
+      log(`starting the Temporal dev server on 127.0.0.1:${dev.DEV_TEMPORAL_PORT} (data: ${dev.DEV_DATA_DIR}/temporal.db)`);
+      group.start(
+        'temporal',
+        tools.TEMPORAL_CLI!,
+        [
+          'server', 'start-dev', '--ip', '127.0.0.1', '--port', String(dev.DEV_TEMPORAL_PORT),
+          '--ui-port', String(dev.DEV_TEMPORAL_UI_PORT), '--db-filename', path.join(dataDir, 'temporal.db'),
+          '--log-level', 'error', '--dynamic-config-value', 'system.enableActivityEagerExecution=true',
+          ...searchAttributeFlags(),
+        ],
+        { quiet: true },
+      );
+      temporalAddress = `127.0.0.1:${dev.DEV_TEMPORAL_PORT}`;
+      uiUrl = `http://127.0.0.1:${dev.DEV_TEMPORAL_UI_PORT}`;
+      await waitFor(() => portOpen(dev.DEV_TEMPORAL_PORT), 'the Temporal dev server', 60_000);
+    }
+    let mongoUrl = dev.MONGO_URL;
+    if (!mongoUrl) {
+      await assertPortFree(dev.DEV_MONGO_PORT, 'FerretDB', 'set DEV_MONGO_PORT, or MONGO_URL to use a running MongoDB');
+      const dbDir = path.join(dataDir, 'ferretdb');
+      fs.mkdirSync(dbDir, { recursive: true });
+      log(`starting FerretDB (SQLite) on 127.0.0.1:${dev.DEV_MONGO_PORT} (data: ${dev.DEV_DATA_DIR}/ferretdb)`);
+      group.start(
+        'ferretdb',
+        tools.FERRETDB_BIN!,
+        [
+          '--handler=sqlite', `--sqlite-url=file:${dbDir}/`, `--listen-addr=127.0.0.1:${dev.DEV_MONGO_PORT}`,
+          '--state-dir=-', '--debug-addr=-', '--telemetry=disable', '--log-level=error',
+        ],
+        { quiet: true },
+      );
+      mongoUrl = `mongodb://127.0.0.1:${dev.DEV_MONGO_PORT}/prompt-task-runner`;
+      await waitFor(() => portOpen(dev.DEV_MONGO_PORT), 'FerretDB', 30_000);
+    }
+
+    const env = { ...process.env, ...secrets, MONGO_URL: mongoUrl, TEMPORAL_ADDRESS: temporalAddress, PORT: String(dev.PORT) };
+    const config = loadConfig(env);
+    await assertPortFree(config.PORT, 'API', 'set PORT');
+    const tsx = path.join(root, 'node_modules/.bin/tsx');
+    log('starting a worker and the API');
+    group.start('worker', tsx, [path.join(root, 'src/worker.ts')], { env });
+    group.start('api', tsx, [path.join(root, 'src/server.ts')], { env });
+    await waitFor(async () => (await fetch(`http://127.0.0.1:${config.PORT}/healthz`)).ok, 'the API', 60_000);
+
+    const db = await connectDb(mongoUrl);
+    const session = await createSession(db.models, dev.DEV_USER, config.SESSION_TTL_HOURS);
+    await db.close();
+
+    const api = config.PUBLIC_URL;
+    process.stdout.write(`
+Prompt task runner is up.
+  API:              ${api}
+  Temporal Web UI:  ${uiUrl}   (namespace ${config.TEMPORAL_NAMESPACE}; each run is a workflow "run/<user>/<profile>/<task>/<run>")
+  Temporal gRPC:    ${temporalAddress}
+  MongoDB:          ${mongoUrl.replace(/\/\/[^@]*@/, '//***@')}
+  Data:             ${dataDir}
+
+A session for local user "${dev.DEV_USER}" (more: npm run session -- create --user NAME):
+Session: ${session.id}
+
+Try it:
+  curl -s -H 'Cookie: sessionId=${session.id}' ${api}/api/users/~
+
+Ctrl-C stops everything.
+`);
+  } catch (err) {
+    const message = err instanceof ConfigError ? err.message : (err as Error).message;
+    console.error(`[dev] ${message}`);
+    await shutdown(1);
+  }
+}
+
+void main();
