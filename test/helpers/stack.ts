@@ -10,6 +10,7 @@ import { connectDb, type Db } from '../../src/store/connect';
 import { keyringFromConfig, type Keyring } from '../../src/store/secrets';
 import { createApp } from '../../src/http/app';
 import { createWorker } from '../../src/temporal/worker';
+import { installTemporalRuntime } from '../../src/temporal/runtime';
 import { SEARCH_ATTRIBUTES } from '../../src/temporal/search-attributes';
 import { testEnv } from './env';
 import { startFerretDb } from './ferretdb';
@@ -54,6 +55,9 @@ export function getStack(): Stack {
 
 export async function startStack(): Promise<Stack> {
   const logs = new LogSink();
+  const logger = createLogger({ level: 'debug', name: 'test', destination: logs });
+  // Before anything creates the Temporal runtime: the SDK's own logs go to the sink, not the console.
+  installTemporalRuntime(logger);
   const fake = await startFakeProvider();
   teardown.push(() => fake.close());
 
@@ -106,7 +110,6 @@ export async function startStack(): Promise<Stack> {
     SESSION_CACHE_MS: '200',
   };
   const config = loadConfig(env);
-  const logger = createLogger({ level: 'debug', name: 'test', destination: logs });
   const db = await connectDb(config.MONGO_URL);
   teardown.push(async () => {
     if (testEnv.mongoUrl) await db.conn.dropDatabase();
