@@ -16,8 +16,14 @@ describe('docker-compose.yml', () => {
       const resolved = Object.fromEntries(
         Object.entries(env).map(([k, v]) => [
           k,
-          String(v).replace(/\$\{(\w+)[^}]*\}/g, (_m, name: string) =>
-            name === 'MASTER_KEY' ? `k1:${Buffer.alloc(32).toString('base64')}` : name === 'SIGNING_SECRET' ? 's'.repeat(32) : '',
+          String(v).replace(/\$\{(\w+)(?::([-?])([^}]*))?\}/g, (_m, name: string, kind?: string, rest?: string) =>
+            name === 'MASTER_KEY'
+              ? `k1:${Buffer.alloc(32).toString('base64')}`
+              : name === 'SIGNING_SECRET'
+                ? 's'.repeat(32)
+                : kind === '-'
+                  ? (rest ?? '')
+                  : '',
           ),
         ]),
       );
