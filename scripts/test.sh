@@ -10,4 +10,4 @@ export PTR_TEST_PYTHON="$PWD/.venv/bin/python"
 
 echo "[test] type check"; npx tsc --noEmit
 echo "[test] lint"; npx eslint . --max-warnings 0
-echo "[test] mocha"; npx mocha "$@"
+echo "[test] mocha"; if [ $# -eq 0 ]; then set -- 'test/**/*.test.ts'; fi; npx mocha "$@"
