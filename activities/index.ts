@@ -2,21 +2,25 @@ import type { Config } from '../src/config';
 import type { Logger } from '../src/logger';
 import type { Db } from '../src/store/connect';
 import type { Keyring } from '../src/store/secrets';
+import type { CallToolResult } from '../workflows/types';
+import { createRunActivities } from './run-activities';
 
 export interface ActivityDeps {
   config: Config;
   logger: Logger;
   db: Db;
   keyring: Keyring;
+  /** Runs one tool of a profile's install in its sandbox (servlets/). */
+  callTool?: (input: { owner: string; profile: string; install: string; tool: string; arguments: Record<string, unknown> }) => Promise<CallToolResult>;
 }
 
 /** Every activity, built from real dependencies (the worker's, or the tests' pointed at local fakes). */
 export function createActivities(deps: ActivityDeps) {
-  void deps;
   return {
     async echo(input: { text: string }): Promise<string> {
       return input.text;
     },
+    ...createRunActivities(deps),
   };
 }
 

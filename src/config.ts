@@ -64,13 +64,22 @@ const schema = z.object({
   SIGNED_URL_TTL_DAYS: positiveInt.default(365),
   RUN_TIMEOUT_MS: positiveInt.default(30 * 60_000),
   RUN_MAX_TURNS: positiveInt.default(20),
-  LIVE_RUN_CACHE_MS: z.coerce.number().int().min(0).max(5_000).default(200),
+  PROVIDER_RETRY_INITIAL_MS: positiveInt.default(1_000),
+  PROVIDER_RETRY_MAX_MS: positiveInt.default(60_000),
+  PROVIDER_MAX_ATTEMPTS: positiveInt.default(6),
+  /** A worker that stops heartbeating while it waits on a provider is presumed lost after this long. */
+  PROVIDER_HEARTBEAT_TIMEOUT_MS: positiveInt.default(15_000),
+  LIVE_RUN_CACHE_MS: z.coerce.number().int().min(0).max(5_000).default(250),
   BODY_LIMIT_BYTES: positiveInt.default(1024 * 1024),
   MODULE_LIMIT_BYTES: positiveInt.default(20 * 1024 * 1024),
   SERVLET_CALL_TIMEOUT_MS: positiveInt.default(10_000),
   SERVLET_MAX_MEMORY_MB: positiveInt.default(64),
   SERVLET_MAX_RESPONSE_BYTES: positiveInt.default(1024 * 1024),
   SERVLET_POOL_SIZE: positiveInt.default(2),
+  /** Installs that keep warm plugins (each plugin is a worker thread); the least recently used pool is closed. */
+  SERVLET_WARM_INSTALLS: positiveInt.default(32),
+  /** Redirect hops a servlet's HTTP request may follow; each hop is checked like the first request. */
+  SERVLET_MAX_REDIRECTS: z.coerce.number().int().min(0).max(20).default(5),
   /** Extra blocked destinations: host names (globs), URL prefixes and CIDRs, comma separated. */
   NETWORK_BLOCKLIST: list,
   /** Destinations let through although the built-in blocklist refuses them (for one private host). */

@@ -1,1 +1,2 @@
 export { ping } from './ping';
+export { runTask, runQuery } from './run-task';

@@ -81,8 +81,6 @@ const taskVersion = new Schema(
 );
 taskVersion.index({ task_id: 1, version: 1 }, { unique: true });
 
-const resultEntry = new Schema({}, { strict: false, _id: false });
-
 const run = new Schema(
   {
     owner: { type: String, required: true },
@@ -94,8 +92,10 @@ const run = new Schema(
     runner: { type: String, required: true },
     workflow_id: { type: String, required: true },
     status: { type: String, required: true },
-    /** Filled when the run closes; a live run's results come from a workflow query. */
-    results: { type: [resultEntry], default: [] },
+    /** Trigger data as JSON text (FerretDB refuses keys with "." or a leading "$", which a payload may have). */
+    payload_json: { type: String, required: true },
+    /** As of the last status change; a live run's current results come from a workflow query. */
+    results: { type: [Schema.Types.Mixed], default: [] },
     /** Set once the workflow start was confirmed (or found already started). */
     started: { type: Boolean, default: false },
     created_at: { type: Date, required: true },

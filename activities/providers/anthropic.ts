@@ -1,0 +1,65 @@
+import Anthropic from '@anthropic-ai/sdk';
+import type { ModelAnswer, ToolCall, Turn } from '../../workflows/types';
+import { malformed, providerFailure } from './errors';
+import type { ProviderCall } from './openai';
+
+type Message = Anthropic.MessageParam;
+
+/** Anthropic messages with tool use. Throws an ApplicationFailure (see errors.ts). */
+export async function callAnthropic(call: ProviderCall & { maxTokens: number }): Promise<ModelAnswer> {
+  const client = new Anthropic({ apiKey: call.key, baseURL: call.baseURL, maxRetries: 0, timeout: call.timeoutMs });
+  let message: Anthropic.Message;
+  try {
+    message = await client.messages.create(
+      {
+        model: call.model,
+        max_tokens: call.maxTokens,
+        messages: call.conversation.map(toMessage),
+        ...(call.tools.length
+          ? { tools: call.tools.map((t) => ({ name: t.name, description: t.description, input_schema: t.inputSchema as Anthropic.Tool.InputSchema })) }
+          : {}),
+      },
+      { signal: call.signal },
+    );
+  } catch (err) {
+    throw providerFailure('anthropic', err, call.key);
+  }
+  if (!message || !Array.isArray(message.content)) throw malformed('anthropic', 'no content array');
+  const texts: string[] = [];
+  const toolCalls: ToolCall[] = [];
+  for (const block of message.content) {
+    if (block.type === 'text') texts.push(block.text);
+    else if (block.type === 'tool_use') {
+      if (!block.name || !block.id) throw malformed('anthropic', 'a tool_use block without id or name');
+      const input = block.input && typeof block.input === 'object' ? (block.input as Record<string, unknown>) : {};
+      toolCalls.push({ id: block.id, name: block.name, arguments: input });
+    }
+  }
+  return { text: texts.join(''), toolCalls };
+}
+
+function toMessage(turn: Turn): Message {
+  if (turn.role === 'user') return { role: 'user', content: turn.text };
+  if (turn.role === 'assistant') {
+    return {
+      role: 'assistant',
+      content: [
+        ...(turn.text ? [{ type: 'text' as const, text: turn.text }] : []),
+        ...turn.toolCalls.map((c) => ({ type: 'tool_use' as const, id: c.id, name: c.name, input: c.arguments })),
+      ],
+    };
+  }
+  return {
+    role: 'user',
+    content: turn.results.map(({ call, result }) => ({
+      type: 'tool_result' as const,
+      tool_use_id: call.id,
+      is_error: Boolean(result.isError),
+      content: result.content.map((c) =>
+        c.type === 'text'
+          ? { type: 'text' as const, text: c.text }
+          : { type: 'image' as const, source: { type: 'base64' as const, media_type: c.mimeType as 'image/png', data: c.data } },
+      ),
+    })),
+  };
+}

@@ -1,0 +1,43 @@
+import { ApplicationFailure } from '@temporalio/activity';
+import type { ProviderFailureDetails } from '../../workflows/types';
+
+/** Removes the key, and anything that looks like a provider key, from a provider's message before it is recorded. */
+export function scrub(message: string, key: string): string {
+  let out = key ? message.split(key).join('[redacted]') : message;
+  if (key.length >= 16) {
+    for (let i = 0; i + 12 <= key.length; i += 4) out = out.split(key.slice(i, i + 12)).join('[redacted]');
+  }
+  return out.replace(/\b(sk|key|api)[-_][A-Za-z0-9*_.-]{6,}/gi, '[redacted]');
+}
+
+/**
+ * Maps an SDK error to a Temporal failure: 408/409/429/5xx and network errors are retryable (the workflow waits
+ * and tries again), every other answer fails the run at once with the provider's message.
+ */
+export function providerFailure(provider: string, err: unknown, key: string): ApplicationFailure {
+  const e = err as { status?: number; message?: string; name?: string; headers?: Headers | Record<string, string>; error?: unknown };
+  const message = scrub(e.message ?? String(err), key);
+  if (typeof e.status === 'number') {
+    const status = e.status;
+    const retryable = status === 408 || status === 409 || status === 429 || status >= 500;
+    const details: ProviderFailureDetails = { status, retryAfterMs: retryAfter(e.headers) };
+    const text = `${provider} answered ${status}: ${message.replace(/^\d{3}\s*/, '')}`;
+    return retryable
+      ? ApplicationFailure.retryable(text, 'ProviderUnavailable', details)
+      : ApplicationFailure.nonRetryable(text, 'ProviderRejected', details);
+  }
+  if (/abort/i.test(e.name ?? '')) return ApplicationFailure.retryable(`${provider} call aborted`, 'ProviderUnavailable');
+  return ApplicationFailure.retryable(`${provider} could not be reached: ${message}`, 'ProviderUnreachable');
+}
+
+export const malformed = (provider: string, what: string) =>
+  ApplicationFailure.nonRetryable(`${provider} sent a malformed answer: ${what}`, 'ProviderMalformedAnswer');
+
+function retryAfter(headers: Headers | Record<string, string> | undefined): number | undefined {
+  const value = headers instanceof Headers ? headers.get('retry-after') : headers?.['retry-after'];
+  if (!value) return undefined;
+  const seconds = Number(value);
+  if (Number.isFinite(seconds)) return Math.max(0, seconds * 1000);
+  const date = Date.parse(value);
+  return Number.isFinite(date) ? Math.max(0, date - Date.now()) : undefined;
+}

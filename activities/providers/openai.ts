@@ -1,0 +1,91 @@
+import OpenAI from 'openai';
+import type { ModelAnswer, ToolCall, ToolSpec, Turn } from '../../workflows/types';
+import { malformed, providerFailure } from './errors';
+
+type Message = OpenAI.Chat.Completions.ChatCompletionMessageParam;
+
+export interface ProviderCall {
+  key: string;
+  baseURL?: string;
+  model: string;
+  maxTokens: number | null;
+  conversation: Turn[];
+  tools: ToolSpec[];
+  timeoutMs: number;
+  signal: AbortSignal;
+}
+
+/** OpenAI chat completions with function tools. Throws an ApplicationFailure (see errors.ts). */
+export async function callOpenAI(call: ProviderCall): Promise<ModelAnswer> {
+  const client = new OpenAI({ apiKey: call.key, baseURL: call.baseURL, maxRetries: 0, timeout: call.timeoutMs });
+  let completion: OpenAI.Chat.Completions.ChatCompletion;
+  try {
+    completion = await client.chat.completions.create(
+      {
+        model: call.model,
+        messages: call.conversation.flatMap(toMessages),
+        ...(call.maxTokens ? { max_completion_tokens: call.maxTokens } : {}),
+        ...(call.tools.length
+          ? { tools: call.tools.map((t) => ({ type: 'function' as const, function: { name: t.name, description: t.description, parameters: t.inputSchema } })) }
+          : {}),
+      },
+      { signal: call.signal },
+    );
+  } catch (err) {
+    throw providerFailure('openai', err, call.key);
+  }
+  const message = completion?.choices?.[0]?.message;
+  if (!message || typeof message !== 'object') throw malformed('openai', 'no choices[0].message');
+  const toolCalls: ToolCall[] = [];
+  for (const tc of message.tool_calls ?? []) {
+    if (tc.type !== 'function' || !tc.function?.name) throw malformed('openai', 'a tool call without a function name');
+    toolCalls.push({ id: tc.id, name: tc.function.name, arguments: parseArguments(tc.function.arguments) });
+  }
+  if (typeof message.content !== 'string' && toolCalls.length === 0) throw malformed('openai', 'neither content nor tool calls');
+  return { text: message.content ?? '', toolCalls };
+}
+
+function parseArguments(raw: string | undefined): Record<string, unknown> {
+  try {
+    const value = JSON.parse(raw || '{}');
+    return value && typeof value === 'object' && !Array.isArray(value) ? value : { value };
+  } catch {
+    return { invalid_json_arguments: raw };
+  }
+}
+
+function toMessages(turn: Turn): Message[] {
+  if (turn.role === 'user') return [{ role: 'user', content: turn.text }];
+  if (turn.role === 'assistant') {
+    return [
+      {
+        role: 'assistant',
+        content: turn.text || null,
+        ...(turn.toolCalls.length
+          ? { tool_calls: turn.toolCalls.map((c) => ({ id: c.id, type: 'function' as const, function: { name: c.name, arguments: JSON.stringify(c.arguments) } })) }
+          : {}),
+      },
+    ];
+  }
+  // Tool messages carry text only; images a tool returned follow as a user message, which accepts image parts.
+  const messages: Message[] = turn.results.map(({ call, result }) => ({
+    role: 'tool' as const,
+    tool_call_id: call.id,
+    content:
+      (result.isError ? 'ERROR: ' : '') +
+      (result.content.map((c) => (c.type === 'text' ? c.text : `[image ${c.mimeType} attached below]`)).join('\n') || '(no content)'),
+  }));
+  const images = turn.results.flatMap(({ call, result }) =>
+    result.content.flatMap((c) => (c.type === 'image' ? [{ call, c }] : [])),
+  );
+  if (images.length) {
+    messages.push({
+      role: 'user',
+      content: images.flatMap(({ call, c }) => [
+        { type: 'text' as const, text: `Image returned by tool ${call.name}:` },
+        { type: 'image_url' as const, image_url: { url: `data:${c.mimeType};base64,${c.data}` } },
+      ]),
+    });
+  }
+  return messages;
+}

@@ -1,0 +1,44 @@
+import crypto from 'node:crypto';
+import type { Models } from '../src/store/models';
+import type { ToolSpec } from '../workflows/types';
+
+interface DescribedTool {
+  name: string;
+  description?: string;
+  inputSchema?: Record<string, unknown>;
+}
+
+/**
+ * The tools a run offers: every tool of every install in the profile, named `<install>__<tool>` so two installs of
+ * servlets with the same tool names cannot clash. Names outside the providers' `[A-Za-z0-9_-]{1,64}` rule are
+ * cleaned and, when that could collide or is too long, made unique with a short hash.
+ */
+export async function listProfileTools(models: Models, owner: string, profile: string): Promise<ToolSpec[]> {
+  const installs = await models.Installation.find({ owner, profile }).sort({ name: 1 }).lean();
+  if (installs.length === 0) return [];
+  const servlets = await models.Servlet.find({
+    $or: installs.map((i) => ({ owner: i.servlet_owner, name: i.servlet_name })),
+  }).lean();
+  const specs: ToolSpec[] = [];
+  const used = new Set<string>();
+  for (const install of installs) {
+    const servlet = servlets.find((s) => s.owner === install.servlet_owner && s.name === install.servlet_name);
+    const tools = ((servlet?.schema as { tools?: DescribedTool[] } | undefined)?.tools ?? []) as DescribedTool[];
+    for (const tool of tools) {
+      let name = `${install.name}__${tool.name}`.replace(/[^A-Za-z0-9_-]/g, '_');
+      if (name.length > 64 || used.has(name) || name !== `${install.name}__${tool.name}`) {
+        const hash = crypto.createHash('sha256').update(`${install.name}\n${tool.name}`).digest('hex').slice(0, 8);
+        name = `${name.slice(0, 55)}_${hash}`;
+      }
+      used.add(name);
+      specs.push({
+        name,
+        description: tool.description ?? '',
+        inputSchema: tool.inputSchema ?? { type: 'object', properties: {} },
+        install: install.name,
+        tool: tool.name,
+      });
+    }
+  }
+  return specs;
+}

@@ -1,0 +1,20 @@
+import { z } from 'zod';
+import { NAME_RULE, nameSchema } from '../../../store/names';
+
+/** Variant A trigger body: trigger data is a flat map of string to string. */
+export const variantATrigger = z.object({
+  parameters: z.record(z.string(), z.string({ error: 'expected a string (Variant A takes a flat map of string to string)' })).default({}),
+});
+export type VariantATrigger = z.infer<typeof variantATrigger>;
+
+/** The `run-id` header of a signed trigger. */
+export const runIdHeader = nameSchema.optional();
+
+export const runName = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/, `expected ${NAME_RULE}`);
+
+export const runListQuery = z.object({
+  limit: z.coerce.number().int().min(1).max(1000).default(100),
+  cursor: z.string().min(1).max(200).optional(),
+});
+
+export const revokeBody = z.object({ url: z.string().min(1).max(4000) });

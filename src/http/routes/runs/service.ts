@@ -1,0 +1,63 @@
+import crypto from 'node:crypto';
+import type { Context } from 'koa';
+import { notFound } from '../../../errors';
+import { findRun } from '../../../store/runs';
+import { findTask } from '../../../store/tasks';
+import { triggerRun } from '../../../temporal/start-run';
+import type { RunReader } from '../../../temporal/run-reader';
+import type { RunIdentity } from '../../../temporal/ids';
+import { TERMINAL, type RunStatus } from '../../../../workflows/types';
+import type { AppDeps } from '../../deps';
+import { presentRun, type RunView } from '../../presenters/run';
+
+/** What both variants' run routes share: load the task, trigger, read one run. */
+export function runService(deps: AppDeps, reader: RunReader) {
+  const { models } = deps.db;
+
+  return {
+    async loadTask(owner: string, profile: string, name: string) {
+      const task = await findTask(models, { owner, profile, name });
+      if (!task) throw notFound(`task "${profile}/${name}"`);
+      return task;
+    },
+
+    /** 201 when the run was created, 200 when the name was used before; both answer the run's URL. */
+    async trigger(ctx: Context, task: NonNullable<Awaited<ReturnType<typeof findTask>>>, run: string, payload: Record<string, unknown>, url: string) {
+      const { created } = await triggerRun({ models, temporal: deps.temporal, config: deps.config }, task, run, payload);
+      ctx.status = created ? 201 : 200;
+      ctx.body = { url };
+    },
+
+    /**
+     * A live run answers from the workflow's query (shared between concurrent polls); a closed run, which never
+     * changes again, from its record, with an ETag.
+     */
+    async read(ctx: Context, id: RunIdentity): Promise<void> {
+      const record = await findRun(models, id);
+      if (!record) throw notFound(`run "${id.run}"`);
+      let view: RunView | undefined;
+      if (!TERMINAL.includes(record.status as RunStatus)) {
+        const live = await reader.read(record.workflow_id);
+        if (live) view = presentRun({ name: record.name, status: live.status, results: live.results, createdAt: record.created_at, modifiedAt: live.modifiedAt });
+      }
+      view ??= presentRun({ name: record.name, status: record.status, results: record.results, createdAt: record.created_at, modifiedAt: record.modified_at });
+      if (TERMINAL.includes(view.status)) {
+        const body = JSON.stringify(view);
+        const etag = `"${crypto.createHash('sha1').update(body).digest('base64url')}"`;
+        ctx.set('ETag', etag);
+        ctx.set('Cache-Control', 'private, no-cache');
+        if (ctx.get('if-none-match') === etag) {
+          ctx.status = 304;
+          return;
+        }
+        ctx.type = 'application/json';
+        ctx.body = body;
+        return;
+      }
+      ctx.set('Cache-Control', 'no-store');
+      ctx.body = view;
+    },
+  };
+}
+
+export type RunService = ReturnType<typeof runService>;

@@ -1,0 +1,70 @@
+import crypto from 'node:crypto';
+import Router from '@koa/router';
+import type { Context } from 'koa';
+import { badRequest, forbidden, notFound } from '../../../errors';
+import { parseSignedUrl, revokeAllUrls, revokeUrl, signTaskUrl, verifySignedUrl } from '../../../store/signed-urls';
+import { findTask } from '../../../store/tasks';
+import type { AppDeps } from '../../deps';
+import { parse } from '../../validate';
+import { runUrlB } from '../runs/router';
+import { revokeBody, runIdHeader } from '../runs/schema';
+import type { RunService } from '../runs/service';
+import { ownerFromPath } from '../users/owner';
+
+/** Session-authenticated: issue and revoke a task's signed URLs. */
+export function signedUrlsRouter(deps: AppDeps, runs: RunService): Router {
+  const router = new Router();
+  const { config } = deps;
+  const taskOf = async (ctx: Context) => {
+    const owner = ownerFromPath(ctx, ctx.params.user, `task "${ctx.params.profile}/${ctx.params.task}"`);
+    return runs.loadTask(owner, ctx.params.profile!, ctx.params.task!);
+  };
+
+  router.post('/tasks/:user/:profile/:task/signed', async (ctx) => {
+    const task = await taskOf(ctx);
+    ctx.body = { url: signTaskUrl({ secret: config.SIGNING_SECRET, publicUrl: config.PUBLIC_URL, ttlDays: config.SIGNED_URL_TTL_DAYS }, task) };
+  });
+  /** Revokes every signed URL of the task issued so far. */
+  router.delete('/tasks/:user/:profile/:task/signed', async (ctx) => {
+    const task = await taskOf(ctx);
+    await revokeAllUrls(deps.db.models, task._id);
+    ctx.status = 204;
+  });
+  /** Revokes one signed URL: `{ "url": "<signed url>" }`. */
+  router.post('/tasks/:user/:profile/:task/signed/revoke', async (ctx) => {
+    const task = await taskOf(ctx);
+    const { url } = parse(revokeBody, ctx.request.body);
+    const parts = parseSignedUrl(url);
+    if (!parts || parts.owner !== task.owner || parts.profile !== task.profile || parts.task !== task.name) {
+      throw badRequest('url: not a signed URL of this task');
+    }
+    const verdict = await verifySignedUrl(deps.db.models, config.SIGNING_SECRET, parts, task);
+    if (!verdict.ok && verdict.code === 'signed_url_invalid') throw badRequest('url: not a signed URL of this task');
+    await revokeUrl(deps.db.models, task._id, parts.id);
+    ctx.status = 204;
+  });
+  return router;
+}
+
+/**
+ * No session: the signed URL is the credential. Any failure of the URL (altered, expired, revoked, task gone) is a
+ * 403 that says which, and starts nothing; only then is the body looked at.
+ */
+export function signedTriggerRouter(deps: AppDeps, runs: RunService): Router {
+  const router = new Router();
+  const { config } = deps;
+  router.post('/signed/tasks/:owner/:profile/:task', async (ctx) => {
+    const parts = parseSignedUrl(ctx.originalUrl);
+    if (!parts) throw forbidden('the signed URL is not valid', 'signed_url_invalid');
+    const task = await findTask(deps.db.models, { owner: parts.owner, profile: parts.profile, name: parts.task });
+    const verdict = await verifySignedUrl(deps.db.models, config.SIGNING_SECRET, parts, task);
+    if (!verdict.ok || !task) throw forbidden(verdict.ok ? 'the signed URL is not valid' : verdict.message, verdict.ok ? 'signed_url_invalid' : verdict.code);
+    const run = parse(runIdHeader, ctx.get('run-id') || undefined, 'header.run-id') ?? `run-${Date.now()}-${crypto.randomBytes(4).toString('hex')}`;
+    const payload = ctx.request.body as Record<string, unknown>;
+    await runs.trigger(ctx, task, run, payload, runUrlB(config.PUBLIC_URL, task.owner, task.profile, task.name, run));
+  });
+  router.all('/signed/tasks/:owner/:profile/:task', () => {
+    throw notFound('route (signed URLs take POST)');
+  });
+  return router;
+}

@@ -1,0 +1,93 @@
+import crypto from 'node:crypto';
+import type { Models } from './models';
+
+/**
+ * Signed trigger URLs: the credential for triggering one task. The signature is an HMAC-SHA256 over
+ * (owner, profile, task, the task's _id, url id, issued-at in ms, expiry in s) with the server's signing secret, so an URL
+ * dies with its task (a task re-created under the same name has another _id), at its expiry, when its id is
+ * revoked, or when every URL of the task issued before a moment is revoked (`signed_not_before`).
+ */
+export interface SignedUrlParts {
+  owner: string;
+  profile: string;
+  task: string;
+  id: string;
+  iat: number;
+  exp: number;
+  sig: string;
+}
+
+export const signedPath = (owner: string, profile: string, task: string) => `/signed/tasks/${owner}/${profile}/${task}`;
+
+const mac = (secret: string, p: Omit<SignedUrlParts, 'sig'>, taskId: string) =>
+  crypto.createHmac('sha256', secret).update([p.owner, p.profile, p.task, taskId, p.id, p.iat, p.exp].join('\n')).digest('base64url');
+
+export function signTaskUrl(
+  opts: { secret: string; publicUrl: string; ttlDays: number },
+  task: { _id: { toString(): string }; owner: string; profile: string; name: string },
+  now = Date.now(),
+): string {
+  const parts = {
+    owner: task.owner,
+    profile: task.profile,
+    task: task.name,
+    id: crypto.randomBytes(12).toString('base64url'),
+    iat: now,
+    exp: Math.floor(now / 1000) + opts.ttlDays * 86_400,
+  };
+  const sig = mac(opts.secret, parts, task._id.toString());
+  return `${opts.publicUrl}${signedPath(task.owner, task.profile, task.name)}?id=${parts.id}&iat=${parts.iat}&exp=${parts.exp}&sig=${sig}`;
+}
+
+/** Parses the parts of a signed URL (absolute, or a path with its query); undefined when it is not one. */
+export function parseSignedUrl(url: string): SignedUrlParts | undefined {
+  let u: URL;
+  try {
+    u = new URL(url, 'http://x');
+  } catch {
+    return undefined;
+  }
+  const m = /^\/signed\/tasks\/([^/]+)\/([^/]+)\/([^/]+)$/.exec(u.pathname);
+  const q = u.searchParams;
+  const [id, iat, exp, sig] = ['id', 'iat', 'exp', 'sig'].map((k) => q.get(k) ?? '');
+  if (!m || !id || !/^\d{1,15}$/.test(iat!) || !/^\d{1,12}$/.test(exp!) || !sig) return undefined;
+  return { owner: decodeURIComponent(m[1]!), profile: decodeURIComponent(m[2]!), task: decodeURIComponent(m[3]!), id: id!, iat: Number(iat), exp: Number(exp), sig: sig! };
+}
+
+export type Verdict = { ok: true } | { ok: false; code: 'signed_url_invalid' | 'signed_url_expired' | 'signed_url_revoked'; message: string };
+
+/** Checks a signed URL against its task (constant-time comparison). */
+export async function verifySignedUrl(
+  models: Models,
+  secret: string,
+  parts: SignedUrlParts,
+  task: { _id: { toString(): string }; signed_not_before?: Date | null } | null,
+  now = Date.now(),
+): Promise<Verdict> {
+  const invalid: Verdict = { ok: false, code: 'signed_url_invalid', message: 'the signed URL is not valid' };
+  if (!task) return invalid;
+  const expected = Buffer.from(mac(secret, parts, task._id.toString()));
+  const given = Buffer.from(parts.sig);
+  if (expected.length !== given.length || !crypto.timingSafeEqual(expected, given)) return invalid;
+  if (parts.exp * 1000 <= now) return { ok: false, code: 'signed_url_expired', message: 'the signed URL has expired' };
+  if (task.signed_not_before && parts.iat <= task.signed_not_before.getTime()) {
+    return { ok: false, code: 'signed_url_revoked', message: 'the signed URL was revoked' };
+  }
+  if (await models.RevokedUrl.exists({ url_id: parts.id })) {
+    return { ok: false, code: 'signed_url_revoked', message: 'the signed URL was revoked' };
+  }
+  return { ok: true };
+}
+
+export async function revokeUrl(models: Models, taskId: { toString(): string }, urlId: string): Promise<void> {
+  await models.RevokedUrl.updateOne(
+    { url_id: urlId },
+    { $setOnInsert: { url_id: urlId, task_id: taskId, revoked_at: new Date() } },
+    { upsert: true },
+  );
+}
+
+/** Every URL of the task issued up to now stops working (URLs issued later work). */
+export async function revokeAllUrls(models: Models, taskId: { toString(): string }): Promise<void> {
+  await models.Task.updateOne({ _id: taskId }, { $set: { signed_not_before: new Date() } });
+}

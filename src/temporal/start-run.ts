@@ -1,0 +1,97 @@
+import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
+import type { Types } from 'mongoose';
+import type { Config } from '../config';
+import { isDuplicateKey } from '../store/connect';
+import type { Models } from '../store/models';
+import { findRun, identityFilter, type RunRecord } from '../store/runs';
+import type { RunInput } from '../../workflows/types';
+import { runWorkflowId, type RunIdentity } from './ids';
+import { OWNER, PROFILE, RUNNER, TASK } from './search-attributes';
+
+export interface TaskRef {
+  _id: Types.ObjectId;
+  owner: string;
+  profile: string;
+  name: string;
+  runner: string;
+  model: string;
+  version: number;
+}
+
+/**
+ * Creates the run and starts its workflow, at most once per name. The record, unique on the run's identity, is
+ * inserted first: it is what keeps a name from running twice after Temporal has forgotten a closed workflow. A
+ * trigger that finds the record but no confirmed start (a crash between insert and start, or a concurrent trigger
+ * still starting) starts the workflow from the record: the start is idempotent by workflow id.
+ * Returns `created: false` when the name was used before (the caller answers 200 with the same URL).
+ */
+export async function triggerRun(
+  deps: { models: Models; temporal: Client; config: Config },
+  task: TaskRef,
+  run: string,
+  payload: Record<string, unknown>,
+): Promise<{ created: boolean }> {
+  const identity: RunIdentity = { owner: task.owner, profile: task.profile, task: task.name, run };
+  const now = new Date();
+  let record: RunRecord | null;
+  let created = false;
+  try {
+    const doc = await deps.models.Run.create({
+      ...identityFilter(identity),
+      task_id: task._id,
+      task_version: task.version,
+      runner: task.runner,
+      workflow_id: runWorkflowId(identity),
+      status: 'pending',
+      payload_json: JSON.stringify(payload),
+      results: [],
+      started: false,
+      created_at: now,
+      modified_at: now,
+    });
+    record = doc.toObject() as RunRecord;
+    created = true;
+  } catch (err) {
+    if (!isDuplicateKey(err)) throw err;
+    record = await findRun(deps.models, identity);
+    if (!record) throw err; // deleted in between: let the caller see a failure rather than a phantom run
+  }
+  if (!record.started) await startFromRecord(deps, record, task);
+  return { created };
+}
+
+async function startFromRecord(deps: { models: Models; temporal: Client; config: Config }, record: RunRecord, task: TaskRef) {
+  const { config } = deps;
+  const identity: RunIdentity = { owner: record.owner, profile: record.profile, task: record.task, run: record.name };
+  const input: RunInput = {
+    identity,
+    taskId: record.task_id.toString(),
+    taskVersion: record.task_version,
+    payload: JSON.parse(record.payload_json) as Record<string, unknown>,
+    createdAt: record.created_at.getTime(),
+    limits: {
+      timeoutMs: config.RUN_TIMEOUT_MS,
+      maxTurns: config.RUN_MAX_TURNS,
+      retry: { initialMs: config.PROVIDER_RETRY_INITIAL_MS, maxMs: config.PROVIDER_RETRY_MAX_MS, maxAttempts: config.PROVIDER_MAX_ATTEMPTS },
+      providerHeartbeatMs: config.PROVIDER_HEARTBEAT_TIMEOUT_MS,
+    },
+  };
+  try {
+    await deps.temporal.workflow.start('runTask', {
+      workflowId: record.workflow_id,
+      taskQueue: config.TEMPORAL_TASK_QUEUE,
+      args: [input],
+      workflowIdReusePolicy: 'REJECT_DUPLICATE',
+      typedSearchAttributes: [
+        { key: OWNER, value: identity.owner },
+        { key: PROFILE, value: identity.profile },
+        { key: TASK, value: identity.task },
+        { key: RUNNER, value: record.runner },
+      ],
+      memo: { task: `${identity.owner}/${identity.profile}/${identity.task}`, taskVersion: record.task_version, runner: record.runner, model: task.model },
+    });
+  } catch (err) {
+    if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+  }
+  await deps.models.Run.updateOne({ _id: record._id }, { $set: { started: true } });
+}

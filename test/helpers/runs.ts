@@ -1,0 +1,46 @@
+import { expect } from 'chai';
+import type { Api } from './api';
+
+/** Polls a run URL (as a client would) until it is closed; returns the closed run. */
+export async function waitForRun(api: Api, url: string, timeoutMs = 25_000): Promise<any> {
+  const path = new URL(url).pathname;
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const res = await api.get(path);
+    expect(res.status, res.text).to.equal(200);
+    if (res.body.status === 'ready' || res.body.status === 'error') return res.body;
+    if (Date.now() > deadline) throw new Error(`run did not close: ${res.text}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/** Creates a Variant B task (openai unless said otherwise) with its own key. */
+export async function createTask(api: Api, profile: string, name: string, options: { prompt?: string; runner?: 'openai' | 'anthropic'; key?: string; model?: string } = {}) {
+  const runner = options.runner ?? 'openai';
+  const res = await api.put(`/api/tasks/~/${profile}/${name}`, {
+    runner,
+    [runner]: { prompt: options.prompt ?? 'Say {{ text }}', model: options.model ?? 'test-model' },
+    settings: { key: options.key ?? 'sk-test-key-0123456789abcdef' },
+  });
+  expect(res.status, res.text).to.be.oneOf([200, 201]);
+  return res.body;
+}
+
+export async function signedUrl(api: Api, profile: string, task: string): Promise<string> {
+  const res = await api.post(`/api/tasks/~/${profile}/${task}/signed`);
+  expect(res.status, res.text).to.equal(200);
+  return res.body.url as string;
+}
+
+/** POSTs a signed URL without a session, as a holder of the URL would. */
+export async function postSigned(url: string, body: unknown, headers: Record<string, string> = {}) {
+  const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+  const text = await res.text();
+  let parsed: any;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    parsed = undefined;
+  }
+  return { status: res.status, body: parsed, text };
+}

@@ -1,0 +1,12 @@
+/**
+ * Activity timeouts, in one place. Retries of provider calls happen in the workflow (so the run can show `pending`
+ * while it waits), hence every remote activity has a single attempt; local bookkeeping retries until it lands.
+ */
+export const PREPARE = { startToCloseTimeout: '30s', retry: { maximumAttempts: 5 } } as const;
+/** A record write must eventually land: the record is what serves closed runs. */
+export const RECORD = { startToCloseTimeout: '30s', retry: { initialInterval: '200ms', maximumInterval: '10s' } } as const;
+/** The provider call heartbeats; a dead worker's call is retried by the workflow after the heartbeat timeout. */
+export const providerCall = (heartbeatMs: number, timeoutMs: number) =>
+  ({ startToCloseTimeout: timeoutMs, heartbeatTimeout: heartbeatMs, retry: { maximumAttempts: 1 } }) as const;
+/** Servlet calls have their own time limit inside the host; this bound only catches a lost worker. */
+export const TOOL_CALL = { startToCloseTimeout: '5m', heartbeatTimeout: '30s', retry: { maximumAttempts: 2 } } as const;
