@@ -40,7 +40,7 @@ export async function runTask(input: RunInput): Promise<RunState> {
 
   const { prepareRun } = proxyLocalActivities<Activities>(PREPARE);
   const { recordRun } = proxyLocalActivities<Activities>(RECORD);
-  const { callModel } = proxyActivities<Activities>(providerCall(input.limits.providerHeartbeatMs, input.limits.timeoutMs));
+  const { callModel } = proxyActivities<Activities>(providerCall(input.limits.providerHeartbeatMs, input.limits.providerCallMs));
   const { callTool } = proxyActivities<Activities>(TOOL_CALL);
 
   const push = (...entries: ResultEntry[]) => {

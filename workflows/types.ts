@@ -26,7 +26,7 @@ export interface RunInput {
   /** Trigger data: Variant A parameters (string map) or Variant B payload (any JSON object). */
   payload: Record<string, unknown>;
   createdAt: number;
-  limits: { timeoutMs: number; maxTurns: number; retry: RetrySettings; providerHeartbeatMs: number };
+  limits: { timeoutMs: number; maxTurns: number; retry: RetrySettings; providerHeartbeatMs: number; providerCallMs: number };
 }
 
 export interface LogEntry {

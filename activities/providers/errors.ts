@@ -17,6 +17,8 @@ export function scrub(message: string, key: string): string {
 export function providerFailure(provider: string, err: unknown, key: string): ApplicationFailure {
   const e = err as { status?: number; message?: string; name?: string; headers?: Headers | Record<string, string>; error?: unknown };
   const message = scrub(e.message ?? String(err), key);
+  // A 2xx answer whose body is not JSON: retrying would get the same.
+  if (err instanceof SyntaxError) return malformed(provider, `the body is not JSON (${message})`);
   if (typeof e.status === 'number') {
     const status = e.status;
     const retryable = status === 408 || status === 409 || status === 429 || status >= 500;

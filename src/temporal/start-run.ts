@@ -74,6 +74,8 @@ async function startFromRecord(deps: { models: Models; temporal: Client; config:
       maxTurns: config.RUN_MAX_TURNS,
       retry: { initialMs: config.PROVIDER_RETRY_INITIAL_MS, maxMs: config.PROVIDER_RETRY_MAX_MS, maxAttempts: config.PROVIDER_MAX_ATTEMPTS },
       providerHeartbeatMs: config.PROVIDER_HEARTBEAT_TIMEOUT_MS,
+      // The SDK gives up after PROVIDER_TIMEOUT_MS; the activity's own bound only catches a call that never returns.
+      providerCallMs: config.PROVIDER_TIMEOUT_MS + 30_000,
     },
   };
   try {

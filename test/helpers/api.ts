@@ -1,0 +1,96 @@
+import crypto from 'node:crypto';
+import http, { type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createApp } from '../../src/http/app';
+import { createSession } from '../../src/store/sessions';
+import { getStack } from './stack';
+
+/** A fresh user name per test, so tests never see each other's data in the shared database. */
+export const uniqueUser = (prefix = 'u') => `${prefix}-${crypto.randomBytes(5).toString('hex')}`;
+
+/** Creates the user (with its default profile) and a session the way the CLI does; returns the session id. */
+export async function sessionFor(username: string, options: { ttlHours?: number; now?: Date } = {}): Promise<string> {
+  const { db, config } = getStack();
+  const { id } = await createSession(db.models, username, options.ttlHours ?? config.SESSION_TTL_HOURS, options.now);
+  return id;
+}
+
+export interface ApiResponse {
+  status: number;
+  headers: Headers;
+  text: string;
+  /** The parsed JSON body, or undefined when there is none. */
+  body: any;
+}
+
+export interface RequestOptions {
+  headers?: Record<string, string>;
+  /** Sent as is (no JSON encoding, no content type added). */
+  raw?: string;
+}
+
+/** fetch wrappers that send `Cookie: sessionId=<id>` (none when `sessionId` is undefined) and parse the answer. */
+export function api(sessionId: string | undefined, baseUrl = getStack().apiUrl) {
+  const request = async (method: string, path: string, body?: unknown, options: RequestOptions = {}): Promise<ApiResponse> => {
+    const headers: Record<string, string> = { ...options.headers };
+    if (sessionId !== undefined) headers.cookie = `sessionId=${sessionId}`;
+    let payload: string | undefined = options.raw;
+    if (payload === undefined && body !== undefined) {
+      payload = JSON.stringify(body);
+      headers['content-type'] ??= 'application/json';
+    }
+    const res = await fetch(`${baseUrl}${path}`, { method, headers, body: payload });
+    const text = await res.text();
+    let parsed: unknown;
+    try {
+      parsed = text ? JSON.parse(text) : undefined;
+    } catch {
+      parsed = undefined;
+    }
+    return { status: res.status, headers: res.headers, text, body: parsed };
+  };
+  return {
+    request,
+    get: (path: string, options?: RequestOptions) => request('GET', path, undefined, options),
+    put: (path: string, body?: unknown, options?: RequestOptions) => request('PUT', path, body, options),
+    post: (path: string, body?: unknown, options?: RequestOptions) => request('POST', path, body, options),
+    delete: (path: string, options?: RequestOptions) => request('DELETE', path, undefined, options),
+  };
+}
+
+export type Api = ReturnType<typeof api>;
+
+/** A user with a session, and a client for it. */
+export async function signedIn(prefix = 'u') {
+  const username = uniqueUser(prefix);
+  const sessionId = await sessionFor(username);
+  return { username, sessionId, api: api(sessionId) };
+}
+
+/**
+ * A second API process on the same stack with configuration overrides (an operator key, another session cache):
+ * the same createApp, database and Temporal client as the stack's own API.
+ */
+export async function startApi(overrides: Record<string, string>): Promise<{ url: string; close(): Promise<void> }> {
+  const stack = getStack();
+  // Listen first, so the API's PUBLIC_URL (which the URLs it answers are built from) is its own address.
+  const server: Server = await new Promise((resolve) => {
+    const s = http.createServer().listen(0, '127.0.0.1', () => resolve(s));
+  });
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const config = stack.configWith({ PUBLIC_URL: url, ...overrides });
+  const app = createApp({ config, logger: stack.logger, db: stack.db, keyring: stack.keyring, temporal: stack.temporal });
+  server.on('request', app.callback());
+  return {
+    url,
+    close: async () => {
+      server.closeAllConnections();
+      await new Promise((r) => server.close(r));
+    },
+  };
+}
+
+/** The contract body for a task; `key` undefined leaves settings out. */
+export function taskBody(runner: 'openai' | 'anthropic', prompt: string, model: string, key?: string) {
+  return { runner, [runner]: { prompt, model }, ...(key === undefined ? {} : { settings: { key } }) };
+}
