@@ -1,0 +1,89 @@
+import { execFile } from 'node:child_process';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { expect } from 'chai';
+import { getStack } from '../helpers/stack';
+import { signedIn } from '../helpers/api';
+import { createTask, postSigned, signedUrl, waitForRun } from '../helpers/runs';
+import { signTaskUrl } from '../../src/store/signed-urls';
+
+describe('runs: signed URLs', () => {
+  beforeEach(() => getStack().fake.reset());
+
+  it('refuses a signed URL altered in any character after its route with 403, starting nothing', async () => {
+    const { api, username } = await signedIn();
+    const { db, fake } = getStack();
+    await createTask(api, 'default', 'guarded');
+    const url = await signedUrl(api, 'default', 'guarded');
+    const start = url.indexOf('/signed/tasks/') + '/signed/tasks/'.length;
+    const statuses = new Set<number>();
+    for (let i = start; i < url.length; i++) {
+      const c = url[i]!;
+      const swapped = c === 'a' ? 'b' : c === '0' ? '1' : c === '/' || c === '?' || c === '&' || c === '=' ? null : 'a';
+      if (!swapped) continue;
+      const res = await postSigned(url.slice(0, i) + swapped + url.slice(i + 1), { text: 'x' }, { 'run-id': `alt-${i}` });
+      statuses.add(res.status);
+      expect(res.status, `character ${i} (${c}) altered: ${res.text}`).to.equal(403);
+    }
+    expect([...statuses]).to.deep.equal([403]);
+    expect(await db.models.Run.countDocuments({ owner: username })).to.equal(0);
+    expect(fake.requests).to.have.length(0);
+    expect((await postSigned(url, { text: 'x' })).status).to.equal(201);
+  });
+
+  it('refuses an expired signed URL with 403', async () => {
+    const { api, username } = await signedIn();
+    const { db, config } = getStack();
+    await createTask(api, 'default', 'old');
+    const task = await db.models.Task.findOne({ owner: username, name: 'old' }).lean();
+    const expired = signTaskUrl(
+      { secret: config.SIGNING_SECRET, publicUrl: config.PUBLIC_URL, ttlDays: 1 },
+      { _id: task!._id, owner: username, profile: 'default', name: 'old' },
+      Date.now() - 2 * 86_400_000,
+    );
+    const res = await postSigned(expired, { text: 'x' });
+    expect(res.status).to.equal(403);
+    expect(res.body.error.code).to.equal('signed_url_expired');
+  });
+
+  it('revokes one URL through the API while others keep working, and all of them at once', async () => {
+    const { api } = await signedIn();
+    await createTask(api, 'default', 'rev');
+    const one = await signedUrl(api, 'default', 'rev');
+    const two = await signedUrl(api, 'default', 'rev');
+    const revoked = await api.post('/api/tasks/~/default/rev/signed/revoke', { url: one });
+    expect(revoked.status).to.equal(204);
+    expect((await postSigned(one, {})).body.error.code).to.equal('signed_url_revoked');
+    expect((await postSigned(two, {})).status).to.equal(201);
+    expect((await api.delete('/api/tasks/~/default/rev/signed')).status).to.equal(204);
+    expect((await postSigned(two, {})).status).to.equal(403);
+    const three = await signedUrl(api, 'default', 'rev');
+    expect((await postSigned(three, {})).status, 'a URL issued after revoke-all works').to.equal(201);
+  });
+
+  it('revokes a URL with the signed-urls command', async () => {
+    const { api, username } = await signedIn();
+    const { env } = getStack();
+    await createTask(api, 'default', 'cli');
+    const url = await signedUrl(api, 'default', 'cli');
+    const tsx = path.resolve('node_modules/.bin/tsx');
+    const { stdout } = await promisify(execFile)(tsx, ['src/cli/signed-urls.ts', 'revoke', '--url', url], { env: { ...process.env, ...env } });
+    expect(stdout).to.match(/^Revoked signed URL \S+ of .*\/default\/cli\.$/m);
+    expect((await postSigned(url, {})).status).to.equal(403);
+    const all = await promisify(execFile)(tsx, ['src/cli/signed-urls.ts', 'revoke-all', '--user', username, '--profile', 'default', '--task', 'cli'], { env: { ...process.env, ...env } });
+    expect(all.stdout).to.contain('Revoked every signed URL');
+  });
+
+  it('kills a task\'s signed URLs for good when the task is deleted, even if a task of the same name comes back', async () => {
+    const { api } = await signedIn();
+    await createTask(api, 'default', 'phoenix');
+    const url = await signedUrl(api, 'default', 'phoenix');
+    const run = await postSigned(url, { text: 'x' }, { 'run-id': 'before' });
+    await waitForRun(api, run.body.url);
+    expect((await api.delete('/api/tasks/~/default/phoenix')).status).to.equal(204);
+    expect((await postSigned(url, {})).status).to.equal(403);
+    await createTask(api, 'default', 'phoenix');
+    expect((await postSigned(url, {})).status).to.equal(403);
+    expect((await api.get(new URL(run.body.url).pathname)).status, 'the old run is gone with its task').to.equal(404);
+  });
+});
