@@ -1,0 +1,33 @@
+import type { Context } from 'koa';
+import { z } from 'zod';
+import type { Page, PageRequest } from '../../store/keyset';
+import { parse } from '../validate';
+
+/**
+ * Task and profile lists default to 1000 items, not the 100 of run lists: the Python client iterates one answer
+ * and never follows `Link`, so a smaller page would hide a user's tasks from it.
+ */
+export const LIST_DEFAULT_LIMIT = 1000;
+export const LIST_MAX_LIMIT = 1000;
+
+const pageQuery = z.object({
+  limit: z.coerce.number().int().min(1).max(LIST_MAX_LIMIT).default(LIST_DEFAULT_LIMIT),
+  cursor: z.string().min(1).max(1000).optional(),
+});
+
+/** `?limit=&cursor=`; a bad value is a 400 naming `query.limit` or `query.cursor`. */
+export function pageRequest(ctx: Context): PageRequest {
+  const q = ctx.query;
+  return parse(pageQuery, { limit: q.limit, cursor: q.cursor }, 'query');
+}
+
+/** Answers a bare JSON array (the client iterates it); the next page's URL goes in `Link: <...>; rel="next"`. */
+export function sendPage<T, V>(ctx: Context, page: Page<T>, present: (item: T) => V) {
+  if (page.next) {
+    // A relative reference (RFC 8288 allows it): nothing taken from the Host header, which a client controls.
+    const query = new URLSearchParams(ctx.querystring);
+    query.set('cursor', page.next);
+    ctx.set('Link', `<${ctx.path}?${query.toString()}>; rel="next"`);
+  }
+  ctx.body = page.items.map(present);
+}

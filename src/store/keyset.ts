@@ -1,0 +1,74 @@
+import { badRequest } from '../errors';
+
+/**
+ * Keyset paging for lists ordered by `created_at` then by string fields that make the order total (e.g. profile,
+ * name: unique per owner). A cursor is the sort key of the last item returned, opaque to clients (base64url JSON),
+ * so a page stays correct while items are added or deleted elsewhere in the list.
+ */
+export interface PageRequest {
+  limit: number;
+  cursor?: string;
+}
+
+export interface Page<T> {
+  items: T[];
+  /** Cursor of the next page, or null on the last one. */
+  next: string | null;
+}
+
+type SortKey = [number, ...string[]];
+
+/** Throws a 400 naming `cursor` when it is not one this list issued. */
+function decodeCursor(cursor: string, tieBreakers: readonly string[]): SortKey {
+  let value: unknown;
+  try {
+    value = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+  } catch {
+    value = undefined;
+  }
+  const ok =
+    Array.isArray(value) &&
+    value.length === tieBreakers.length + 1 &&
+    Number.isFinite(value[0]) &&
+    value.slice(1).every((v) => typeof v === 'string');
+  if (!ok) throw badRequest('cursor: not a cursor issued by this list');
+  return value as SortKey;
+}
+
+const encodeCursor = (key: SortKey) => Buffer.from(JSON.stringify(key)).toString('base64url');
+
+/** The filter that selects items strictly after `cursor` in (created_at, ...tieBreakers) ascending order. */
+function afterCursor(cursor: string, tieBreakers: readonly string[]): Record<string, unknown> {
+  const [ms, ...rest] = decodeCursor(cursor, tieBreakers);
+  const fields: Array<[string, unknown]> = [['created_at', new Date(ms)], ...tieBreakers.map((f, i) => [f, rest[i]] as [string, unknown])];
+  return {
+    $or: fields.map((_, i) => {
+      const clause: Record<string, unknown> = {};
+      for (const [f, v] of fields.slice(0, i)) clause[f] = v;
+      clause[fields[i]![0]] = { $gt: fields[i]![1] };
+      return clause;
+    }),
+  };
+}
+
+/** Adds the keyset clause to `filter` and gives the sort; `finish` cuts one extra item off into the next cursor. */
+export function keysetQuery(filter: Record<string, unknown>, page: PageRequest, tieBreakers: readonly string[]) {
+  const where = page.cursor ? { $and: [filter, afterCursor(page.cursor, tieBreakers)] } : filter;
+  const sort: Record<string, 1> = { created_at: 1 };
+  for (const f of tieBreakers) sort[f] = 1;
+  return {
+    where,
+    sort,
+    /** Ask for one more than the page so the last page needs no second query. */
+    limit: page.limit + 1,
+    finish<T extends { created_at: Date }>(docs: T[]): Page<T> {
+      const items = docs.slice(0, page.limit);
+      const last = items[items.length - 1];
+      const next =
+        docs.length > page.limit && last
+          ? encodeCursor([last.created_at.getTime(), ...tieBreakers.map((f) => String((last as Record<string, unknown>)[f]))])
+          : null;
+      return { items, next };
+    },
+  };
+}
