@@ -1,0 +1,76 @@
+import Router, { type RouterContext } from '@koa/router';
+import { notFound } from '../../../errors';
+import { DEFAULT_PROFILE, getProfile } from '../../../store/profiles';
+import { deleteTaskCascade } from '../../../store/task-cascade';
+import { findTask, listTasks, saveTask, type TaskRef } from '../../../store/tasks';
+import type { AppDeps, AuthState } from '../../deps';
+import { pageRequest, sendPage } from '../../presenters/page';
+import { presentTask } from '../../presenters/task';
+import { parse } from '../../validate';
+import { ownerFromPath } from '../users/owner';
+import { parseTaskBody, profileParams, taskParams, type Variant } from './schema';
+
+type Ctx = RouterContext<AuthState>;
+
+/**
+ * Both path families of the contract over one store:
+ * - Variant A: `/api/profiles/:user/default/tasks[/:task]` (the default profile only, runner openai, one model);
+ * - Variant B: `/api/tasks/:user[/:profile[/:task]]` (any profile, openai or anthropic, any model).
+ * `:user` is `~` or the session's username; anything else is a 404.
+ */
+export function tasksRouter(deps: AppDeps) {
+  const { models } = deps.db;
+  const router = new Router<AuthState>();
+
+  const taskRef = (ctx: Ctx, profile: string | undefined): TaskRef => {
+    const owner = ownerFromPath(ctx, ctx.params.user, `task "${ctx.params.task}"`);
+    const p = parse(taskParams, { profile, task: ctx.params.task });
+    return { owner, profile: p.profile, name: p.task };
+  };
+
+  const readTask = async (ctx: Ctx, profile: string | undefined) => {
+    const ref = taskRef(ctx, profile);
+    const task = await findTask(models, ref);
+    if (!task) throw notFound(`task "${ref.profile}/${ref.name}"`);
+    ctx.body = presentTask(task);
+  };
+
+  const putTask = async (ctx: Ctx, profile: string | undefined, variant: Variant) => {
+    const ref = taskRef(ctx, profile);
+    const input = parseTaskBody(ctx.request.body as Record<string, unknown>, variant, deps.config);
+    const { task, created } = await saveTask({ models, keyring: deps.keyring, config: deps.config }, ref, input.spec, input.key);
+    ctx.status = created ? 201 : 200;
+    ctx.body = presentTask(task);
+  };
+
+  const deleteTask = async (ctx: Ctx, profile: string | undefined) => {
+    const ref = taskRef(ctx, profile);
+    const result = await deleteTaskCascade({ models, temporal: deps.temporal, logger: deps.logger }, ref);
+    if (!result.deleted) throw notFound(`task "${ref.profile}/${ref.name}"`);
+    ctx.status = 204;
+  };
+
+  const listOf = async (ctx: Ctx, profile: string | undefined) => {
+    const owner = ownerFromPath(ctx, ctx.params.user, `user "${ctx.params.user}"`);
+    if (profile !== undefined) {
+      const p = parse(profileParams, { profile });
+      await getProfile(models, owner, p.profile);
+    }
+    sendPage(ctx, await listTasks(models, owner, profile, pageRequest(ctx)), presentTask);
+  };
+
+  // Variant A: the default profile is fixed in the path.
+  router.get(`/profiles/:user/${DEFAULT_PROFILE}/tasks`, (ctx) => listOf(ctx, DEFAULT_PROFILE));
+  router.get(`/profiles/:user/${DEFAULT_PROFILE}/tasks/:task`, (ctx) => readTask(ctx, DEFAULT_PROFILE));
+  router.put(`/profiles/:user/${DEFAULT_PROFILE}/tasks/:task`, (ctx) => putTask(ctx, DEFAULT_PROFILE, 'A'));
+  router.delete(`/profiles/:user/${DEFAULT_PROFILE}/tasks/:task`, (ctx) => deleteTask(ctx, DEFAULT_PROFILE));
+
+  // Variant B: profile-scoped; `GET /api/tasks/~` lists every profile's tasks (the Python client filters by slug).
+  router.get('/tasks/:user', (ctx) => listOf(ctx, undefined));
+  router.get('/tasks/:user/:profile', (ctx) => listOf(ctx, ctx.params.profile));
+  router.get('/tasks/:user/:profile/:task', (ctx) => readTask(ctx, ctx.params.profile));
+  router.put('/tasks/:user/:profile/:task', (ctx) => putTask(ctx, ctx.params.profile, 'B'));
+  router.delete('/tasks/:user/:profile/:task', (ctx) => deleteTask(ctx, ctx.params.profile));
+
+  return router;
+}

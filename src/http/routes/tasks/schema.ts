@@ -1,0 +1,102 @@
+import Mustache from 'mustache';
+import { z } from 'zod';
+import type { Config } from '../../../config';
+import { badRequest } from '../../../errors';
+import { nameSchema } from '../../../store/names';
+import { RUNNERS, type KeyChange, type Runner, type TaskSpec } from '../../../store/tasks';
+import { parse } from '../../validate';
+
+/**
+ * Task bodies. Two forms, both with unknown fields ignored:
+ * - contract: `{ runner, <runner>: { prompt, model, max_tokens? }, settings?: { key? } }`
+ * - short (the Python client's create_task): `{ provider, prompt, model?, max_tokens?, settings? }`
+ * Variant A takes runner `openai` with the one configured model only.
+ */
+
+export const MODEL_MAX_LENGTH = 200;
+export const KEY_MAX_LENGTH = 1000;
+
+export const taskParams = z.object({ profile: nameSchema, task: nameSchema });
+export const profileParams = z.object({ profile: nameSchema });
+
+const runnerEnum = (runners: readonly Runner[]) =>
+  z.enum(runners as [Runner, ...Runner[]], { error: `expected ${runners.map((r) => `"${r}"`).join(' or ')}` });
+
+const maxTokens = z.number().int().positive().max(1_000_000).optional();
+const model = z.string().min(1).max(MODEL_MAX_LENGTH);
+
+/** `key`: a string sets it, null drops it, absent keeps the stored one (store/tasks.ts KeyChange). */
+const settings = z
+  .object({ key: z.string().min(1).max(KEY_MAX_LENGTH).nullable().optional() })
+  .nullable()
+  .optional();
+
+export const runnerObject = z.object({ prompt: z.string().min(1), model, max_tokens: maxTokens });
+export type RunnerObject = z.infer<typeof runnerObject>;
+
+const contractHead = (runners: readonly Runner[]) => z.object({ runner: runnerEnum(runners), settings });
+const shortForm = (runners: readonly Runner[]) =>
+  z.object({ provider: runnerEnum(runners), prompt: z.string().min(1), model: model.optional(), max_tokens: maxTokens, settings });
+
+export type ContractTaskBody = z.infer<ReturnType<typeof contractHead>> & Partial<Record<Runner, RunnerObject>>;
+export type ShortTaskBody = z.infer<ReturnType<typeof shortForm>>;
+
+export interface TaskInput {
+  spec: TaskSpec;
+  key: KeyChange;
+}
+
+export type Variant = 'A' | 'B';
+type ModelConfig = Pick<Config, 'VARIANT_A_MODEL' | 'OPENAI_DEFAULT_MODEL' | 'ANTHROPIC_DEFAULT_MODEL'>;
+
+/** Throws a 400 naming the field: `runner`, `openai.model`, `anthropic.prompt`, `settings.key`, ... */
+export function parseTaskBody(body: Record<string, unknown>, variant: Variant, config: ModelConfig): TaskInput {
+  const runners: readonly Runner[] = variant === 'A' ? ['openai'] : RUNNERS;
+  if (!('runner' in body) && 'provider' in body) return parseShortForm(body, runners, variant, config);
+
+  const head = parse(contractHead(runners), body);
+  const raw = body[head.runner];
+  if (raw === undefined || raw === null) {
+    throw badRequest(`${head.runner}: required, an object { prompt, model } keyed by the runner value "${head.runner}"`);
+  }
+  const obj = parse(runnerObject, raw, head.runner);
+  if (variant === 'A') requireVariantAModel(obj.model, `${head.runner}.model`, config);
+  checkTemplate(obj.prompt, `${head.runner}.prompt`);
+  return {
+    spec: { runner: head.runner, model: obj.model, prompt: obj.prompt, max_tokens: obj.max_tokens ?? null },
+    key: head.settings?.key,
+  };
+}
+
+function parseShortForm(body: Record<string, unknown>, runners: readonly Runner[], variant: Variant, config: ModelConfig): TaskInput {
+  const b = parse(shortForm(runners), body);
+  const defaultModel = variant === 'A' ? config.VARIANT_A_MODEL : b.provider === 'openai' ? config.OPENAI_DEFAULT_MODEL : config.ANTHROPIC_DEFAULT_MODEL;
+  const chosen = b.model ?? defaultModel;
+  if (variant === 'A') requireVariantAModel(chosen, 'model', config);
+  checkTemplate(b.prompt, 'prompt');
+  return { spec: { runner: b.provider, model: chosen, prompt: b.prompt, max_tokens: b.max_tokens ?? null }, key: b.settings?.key };
+}
+
+function requireVariantAModel(value: string, field: string, config: ModelConfig) {
+  if (value !== config.VARIANT_A_MODEL) {
+    throw badRequest(`${field}: this path (Variant A) accepts only the model "${config.VARIANT_A_MODEL}"; use /api/tasks/~/<profile>/<task> for others`);
+  }
+}
+
+/** Throws 400 `invalid_template` with Mustache's reason and where it is (line and column), e.g. an unclosed tag. */
+export function checkTemplate(template: string, field: string) {
+  try {
+    // A fresh Writer: Mustache.parse would keep every template ever saved in its global cache.
+    new Mustache.Writer().parse(template);
+  } catch (err) {
+    const message = (err as Error).message;
+    const at = /\bat (\d+)$/.exec(message);
+    let where = '';
+    if (at) {
+      const before = template.slice(0, Number(at[1]));
+      const line = before.split('\n').length;
+      where = ` (line ${line}, column ${before.length - before.lastIndexOf('\n')})`;
+    }
+    throw badRequest(`${field}: not a valid Mustache template: ${message}${where}`, 'invalid_template');
+  }
+}

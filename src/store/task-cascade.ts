@@ -1,0 +1,61 @@
+import { WorkflowNotFoundError, type Client } from '@temporalio/client';
+import type { Logger } from '../logger';
+import { runWorkflowId } from '../temporal/ids';
+import type { Models } from './models';
+import type { TaskRef } from './tasks';
+
+/** Run statuses whose workflow may still be executing. */
+export const LIVE_RUN_STATUSES = ['pending', 'running'] as const;
+
+export interface TaskDeletion {
+  /** false when there was no such task (nothing else was touched). */
+  deleted: boolean;
+  cancelled: number;
+  runsDeleted: number;
+}
+
+/**
+ * Deletes a task for good: the task first (so no new trigger can find it), then it cancels the workflows of its
+ * live runs, and deletes its versions and its runs. Signed URLs die with it because they carry the task's _id,
+ * which a task later created under the same name does not share. A workflow that cannot be cancelled (Temporal
+ * unreachable) is logged and left: its version is gone, so it fails at its next step instead of calling the
+ * provider. A run that already finished makes `cancel` answer not-found, which is fine.
+ */
+export async function deleteTaskCascade(
+  deps: { models: Models; temporal: Client; logger: Logger },
+  ref: TaskRef,
+): Promise<TaskDeletion> {
+  const { models, temporal, logger } = deps;
+  const task = await models.Task.findOneAndDelete({ owner: ref.owner, profile: ref.profile, name: ref.name }).lean();
+  if (!task) return { deleted: false, cancelled: 0, runsDeleted: 0 };
+
+  const runFilter = { owner: ref.owner, profile: ref.profile, task: ref.name };
+  const live = await models.Run.find({ ...runFilter, status: { $in: LIVE_RUN_STATUSES } }, { name: 1 }).lean<Array<{ name: string }>>();
+  const outcomes = await Promise.allSettled(
+    live.map((run) =>
+      temporal.workflow
+        .getHandle(runWorkflowId({ owner: ref.owner, profile: ref.profile, task: ref.name, run: run.name }))
+        .cancel()
+        .then(
+          () => true,
+          (err: unknown) => {
+            if (err instanceof WorkflowNotFoundError) return false;
+            throw err;
+          },
+        ),
+    ),
+  );
+  const cancelled = outcomes.filter((o) => o.status === 'fulfilled' && o.value).length;
+  const failed = outcomes.filter((o) => o.status === 'rejected');
+  if (failed.length > 0) {
+    logger.warn(
+      { ...runFilter, failed: failed.length, reason: String((failed[0] as PromiseRejectedResult).reason) },
+      'deleted task: some live runs could not be cancelled',
+    );
+  }
+
+  await models.TaskVersion.deleteMany({ task_id: task._id });
+  const runs = await models.Run.deleteMany(runFilter);
+  logger.info({ ...runFilter, cancelled, runsDeleted: runs.deletedCount }, 'task deleted');
+  return { deleted: true, cancelled, runsDeleted: runs.deletedCount };
+}
