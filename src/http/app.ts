@@ -5,6 +5,9 @@ import { errorHandler } from './middleware/errors';
 import { jsonBody } from './middleware/body';
 import { requireSession } from './middleware/auth';
 import { accessLog } from './middleware/access-log';
+import { usersRouter } from './routes/users/router';
+import { profilesRouter } from './routes/profiles/router';
+import { tasksRouter } from './routes/tasks/router';
 
 /** Builds the API without listening: entry points call `listen`, tests use port 0. */
 export function createApp(deps: AppDeps): Koa {
@@ -18,6 +21,9 @@ export function createApp(deps: AppDeps): Koa {
 
   const api = new Router({ prefix: '/api' });
   api.use(requireSession(deps.db.models, deps.config.SESSION_CACHE_MS));
+  api.use(usersRouter(deps).routes());
+  api.use(profilesRouter(deps).routes());
+  api.use(tasksRouter(deps).routes());
 
   app.use(accessLog(deps.logger));
   app.use(errorHandler(deps.logger));
