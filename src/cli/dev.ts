@@ -108,10 +108,11 @@ async function main() {
     const env = { ...process.env, ...secrets, MONGO_URL: mongoUrl, TEMPORAL_ADDRESS: temporalAddress, PORT: String(dev.PORT) };
     const config = loadConfig(env);
     await assertPortFree(config.PORT, 'API', 'set PORT');
-    const tsx = path.join(root, 'node_modules/.bin/tsx');
+    // `node --import tsx`: one process per child, so stopping it stops it (the tsx wrapper would fork another).
+    const ts = (file: string) => ['--import', 'tsx', path.join(root, file)];
     log('starting a worker and the API');
-    group.start('worker', tsx, [path.join(root, 'src/worker.ts')], { env });
-    group.start('api', tsx, [path.join(root, 'src/server.ts')], { env });
+    group.start('worker', process.execPath, ts('src/worker.ts'), { env });
+    group.start('api', process.execPath, ts('src/server.ts'), { env });
     await waitFor(async () => (await fetch(`http://127.0.0.1:${config.PORT}/healthz`)).ok, 'the API', 60_000);
 
     const db = await connectDb(mongoUrl);

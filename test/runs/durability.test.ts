@@ -1,0 +1,69 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import crypto from 'node:crypto';
+import { expect } from 'chai';
+import { getStack } from '../helpers/stack';
+import { api as apiFor, signedIn, startApi } from '../helpers/api';
+import { createTask, postSigned, signedUrl, waitForRun } from '../helpers/runs';
+
+/** A worker in its own process (src/worker.ts, as operators run it), so the test can kill it for real. */
+async function startWorkerProcess(env: Record<string, string>): Promise<ChildProcess> {
+  // One process (not the tsx wrapper, which would leave its node child alive when killed).
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/worker.ts'], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  await new Promise<void>((resolve, reject) => {
+    const onData = (d: Buffer) => {
+      output += d.toString();
+      if (output.includes('worker polling')) resolve();
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
+    child.once('exit', (code) => reject(new Error(`worker exited with ${code}: ${output}`)));
+  });
+  return child;
+}
+
+describe('runs: durability', () => {
+  const children: ChildProcess[] = [];
+  afterEach(() => {
+    for (const c of children) if (c.exitCode === null) c.kill('SIGKILL');
+    getStack().fake.reset();
+  });
+
+  it('completes a run whose worker was killed while it waited on the provider, losing and duplicating nothing', async function () {
+    this.timeout(120_000);
+    const { sessionId } = await signedIn();
+    const { fake, env } = getStack();
+    const queue = `durable-${crypto.randomBytes(4).toString('hex')}`;
+    const workerEnv = { ...env, TEMPORAL_TASK_QUEUE: queue, LOG_LEVEL: 'info' };
+    const api = await startApi({ TEMPORAL_TASK_QUEUE: queue, PROVIDER_HEARTBEAT_TIMEOUT_MS: '2000' });
+    try {
+      const client = apiFor(sessionId, api.url);
+      await createTask(client, 'default', 'durable');
+      let calls = 0;
+      fake.script((req) => {
+        calls++;
+        if (calls === 1) return { hang: true };
+        return { body: { id: 'c', object: 'chat.completion', created: 0, model: 'm', choices: [{ index: 0, finish_reason: 'stop', message: { role: 'assistant', content: `survived: ${req.body.messages[0].content}` } }] } };
+      });
+      const first = await startWorkerProcess(workerEnv);
+      children.push(first);
+      const res = await postSigned(await signedUrl(client, 'default', 'durable'), { text: 'x' }, { 'run-id': 'd1' });
+      expect(res.status).to.equal(201);
+      while (fake.requests.length === 0) await new Promise((r) => setTimeout(r, 50));
+      first.kill('SIGKILL');
+      await new Promise((r) => first.once('exit', r));
+      children.push(await startWorkerProcess(workerEnv));
+      const run = await waitForRun(client, res.body.url, 90_000);
+      expect(run.status, JSON.stringify(run.results)).to.equal('ready');
+      expect(run.results.at(-1).lastMessage.content).to.equal('survived: Say x');
+      const msgs = run.results.map((e: any) => e.msg);
+      expect(msgs.filter((m: string) => m === 'run started')).to.have.length(1);
+      expect(msgs.filter((m: string) => m === 'prompt')).to.have.length(1);
+      expect(msgs.filter((m: string) => m === 'final answer')).to.have.length(1);
+      expect(msgs.some((m: string) => /worker calling the provider was lost; retrying/.test(m))).to.equal(true);
+      expect(fake.requests).to.have.length(2);
+    } finally {
+      await api.close();
+    }
+  });
+});

@@ -1,0 +1,102 @@
+import { expect } from 'chai';
+import { getStack } from '../helpers/stack';
+import { signedIn } from '../helpers/api';
+import { createTask, postSigned, signedUrl, waitForRun } from '../helpers/runs';
+import { createRunReader } from '../../src/temporal/run-reader';
+import { runWorkflowId } from '../../src/temporal/ids';
+import { OWNER, PROFILE, RUNNER, TASK } from '../../src/temporal/search-attributes';
+
+describe('runs: reads', () => {
+  beforeEach(() => getStack().fake.reset());
+  afterEach(() => getStack().fake.reset());
+
+  it('serves a closed run from its record with an ETag, and 304 when it has not changed', async () => {
+    const { api } = await signedIn();
+    await createTask(api, 'default', 'etag');
+    const { body } = await postSigned(await signedUrl(api, 'default', 'etag'), { text: 'x' });
+    const run = await waitForRun(api, body.url);
+    const path = new URL(body.url).pathname;
+    const first = await api.get(path);
+    const etag = first.headers.get('etag');
+    expect(etag).to.match(/^"[\w-]+"$/);
+    expect(first.body).to.deep.equal(run);
+    const again = await api.get(path, { headers: { 'if-none-match': etag! } });
+    expect(again.status).to.equal(304);
+    expect(again.text).to.equal('');
+  });
+
+  it('answers a live run from the workflow query, with results that the record does not have yet', async () => {
+    const { api, username } = await signedIn();
+    const { fake, db } = getStack();
+    await createTask(api, 'default', 'live');
+    fake.script(() => ({ hang: true }));
+    const { body } = await postSigned(await signedUrl(api, 'default', 'live'), { text: 'x' }, { 'run-id': 'l1' });
+    let live: any;
+    for (let i = 0; i < 100; i++) {
+      live = (await api.get(new URL(body.url).pathname)).body;
+      if (live.results.some((e: any) => e.exchange)) break;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(live.status).to.equal('running');
+    expect(live.results.map((e: any) => e.msg)).to.deep.equal(['run started', 'prompt']);
+    const record = await db.models.Run.findOne({ owner: username, name: 'l1' }).lean();
+    expect(record!.results, 'entries between status changes live only in the workflow').to.have.length(0);
+  });
+
+  it('shares one query between concurrent polls of a live run', async () => {
+    const { api, username } = await signedIn();
+    const { fake, temporal } = getStack();
+    await createTask(api, 'default', 'shared');
+    fake.script(() => ({ hang: true }));
+    await postSigned(await signedUrl(api, 'default', 'shared'), { text: 'x' }, { 'run-id': 'sf' });
+    const reader = createRunReader(temporal, 1_000);
+    const id = runWorkflowId({ owner: username, profile: 'default', task: 'shared', run: 'sf' });
+    const answers = await Promise.all(Array.from({ length: 40 }, () => reader.read(id)));
+    expect(answers.every((a) => a === answers[0])).to.equal(true);
+    expect(answers[0]?.status).to.be.oneOf(['pending', 'running']);
+    expect(reader.queryCount()).to.equal(1);
+    await reader.read(id);
+    expect(reader.queryCount(), 'answered from the cache within its window').to.equal(1);
+  });
+
+  it('lists a task\'s runs newest first, paged with a Link header', async () => {
+    const { api } = await signedIn();
+    await createTask(api, 'default', 'many');
+    const url = await signedUrl(api, 'default', 'many');
+    for (const name of ['r1', 'r2', 'r3']) await waitForRun(api, (await postSigned(url, { text: name }, { 'run-id': name })).body.url);
+    const first = await api.get('/api/runs/~/default/many?limit=2');
+    expect(first.status).to.equal(200);
+    expect(first.body.map((r: any) => r.name)).to.deep.equal(['r3', 'r2']);
+    expect(first.body[0]).to.have.keys('name', 'status', 'results', 'created_at', 'modified_at');
+    const link = first.headers.get('link');
+    expect(link).to.match(/^<(.+)>; rel="next"$/);
+    const next = await api.get(/^<(.+)>/.exec(link!)![1]!.replace(/^https?:\/\/[^/]+/, ''));
+    expect(next.body.map((r: any) => r.name)).to.deep.equal(['r1']);
+    expect(next.headers.get('link')).to.equal(null);
+    const variantA = await api.get('/api/profiles/~/default/tasks/many/runs');
+    expect(variantA.body.map((r: any) => r.name)).to.deep.equal(['r3', 'r2', 'r1']);
+    expect((await api.get('/api/runs/~/default/many?limit=0')).status).to.equal(400);
+    expect((await api.get('/api/runs/~/default/many?cursor=bogus')).status).to.equal(400);
+  });
+
+  it('makes runs searchable in Temporal by owner, profile, task and runner, with the task in the memo', async () => {
+    const { api, username } = await signedIn();
+    const { temporal } = getStack();
+    await createTask(api, 'default', 'indexed', { runner: 'anthropic' });
+    await waitForRun(api, (await postSigned(await signedUrl(api, 'default', 'indexed'), { text: 'x' }, { 'run-id': 'i1' })).body.url);
+    const id = runWorkflowId({ owner: username, profile: 'default', task: 'indexed', run: 'i1' });
+    expect(id).to.equal(`run/${username}/default/indexed/i1`);
+    const d = await temporal.workflow.getHandle(id).describe();
+    expect(d.typedSearchAttributes.get(OWNER)).to.equal(username);
+    expect(d.typedSearchAttributes.get(PROFILE)).to.equal('default');
+    expect(d.typedSearchAttributes.get(TASK)).to.equal('indexed');
+    expect(d.typedSearchAttributes.get(RUNNER)).to.equal('anthropic');
+    expect(await d.memo).to.deep.include({ task: `${username}/default/indexed`, taskVersion: 1 });
+    let found = 0;
+    for (let i = 0; i < 50 && found === 0; i++) {
+      for await (const w of temporal.workflow.list({ query: `Owner = "${username}" AND Task = "indexed"` })) if (w.workflowId === id) found++;
+      if (!found) await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(found).to.equal(1);
+  });
+});
