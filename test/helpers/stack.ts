@@ -45,6 +45,9 @@ export interface RunningWorker {
   stop(): Promise<void>;
 }
 
+/** Operator-wide provider keys, as OPENAI_API_KEY / ANTHROPIC_API_KEY would set them. */
+export const OPERATOR_KEYS = { OPENAI_API_KEY: 'sk-operator-openai-0123456789', ANTHROPIC_API_KEY: 'sk-operator-anthropic-0123456789' };
+
 let stack: Stack | undefined;
 let teardown: Array<() => Promise<unknown>> = [];
 
@@ -133,7 +136,9 @@ export async function startStack(): Promise<Stack> {
     teardown.unshift(stop);
     return { worker, stop };
   };
-  const worker = await startWorker();
+  // The worker knows the operator's keys (tasks saved without their own key use them); the stack's API does not,
+  // so tests of "no key at all" see the API refuse, and tests that need operator keys start an API with them.
+  const worker = await startWorker(OPERATOR_KEYS);
 
   const app = createApp({ config, logger, db, keyring, temporal });
   const server: Server = await new Promise((resolve) => {
