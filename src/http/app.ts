@@ -8,6 +8,10 @@ import { accessLog } from './middleware/access-log';
 import { usersRouter } from './routes/users/router';
 import { profilesRouter } from './routes/profiles/router';
 import { tasksRouter } from './routes/tasks/router';
+import { runsRouter } from './routes/runs/router';
+import { runService } from './routes/runs/service';
+import { signedTriggerRouter, signedUrlsRouter } from './routes/signed/router';
+import { createRunReader } from '../temporal/run-reader';
 
 /** Builds the API without listening: entry points call `listen`, tests use port 0. */
 export function createApp(deps: AppDeps): Koa {
@@ -19,11 +23,16 @@ export function createApp(deps: AppDeps): Koa {
     ctx.body = { ok: true };
   });
 
+  const runs = runService(deps, createRunReader(deps.temporal, deps.config.LIVE_RUN_CACHE_MS));
+  open.use(signedTriggerRouter(deps, runs).routes());
+
   const api = new Router({ prefix: '/api' });
   api.use(requireSession(deps.db.models, deps.config.SESSION_CACHE_MS));
   api.use(usersRouter(deps).routes());
   api.use(profilesRouter(deps).routes());
   api.use(tasksRouter(deps).routes());
+  api.use(runsRouter(deps, runs).routes());
+  api.use(signedUrlsRouter(deps, runs).routes());
 
   app.use(accessLog(deps.logger));
   app.use(errorHandler(deps.logger));
