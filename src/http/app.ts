@@ -23,7 +23,21 @@ export function createApp(deps: AppDeps): Koa {
     ctx.body = { ok: true };
   });
 
-  const runs = runService(deps, createRunReader(deps.temporal, deps.config.LIVE_RUN_CACHE_MS));
+  const reader = createRunReader(deps.temporal, deps.config.LIVE_RUN_CACHE_MS);
+  const runs = runService(deps, reader);
+  // Prometheus text format, for operators and the benchmark (how many Temporal queries live-run polls cost).
+  open.get('/metrics', (ctx) => {
+    ctx.type = 'text/plain; version=0.0.4';
+    ctx.body = [
+      '# HELP ptr_live_run_queries_total Temporal queries sent to read live runs.',
+      '# TYPE ptr_live_run_queries_total counter',
+      `ptr_live_run_queries_total ${reader.queryCount()}`,
+      '# HELP process_resident_memory_bytes Resident memory of the API process.',
+      '# TYPE process_resident_memory_bytes gauge',
+      `process_resident_memory_bytes ${process.memoryUsage().rss}`,
+      '',
+    ].join('\n');
+  });
   open.use(signedTriggerRouter(deps, runs).routes());
 
   const api = new Router({ prefix: '/api' });

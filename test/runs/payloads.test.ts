@@ -54,6 +54,17 @@ describe('runs: trigger data and templates', () => {
     expect(notObject.status).to.equal(400);
   });
 
+  it('takes an empty body with a JSON content type as an empty object', async () => {
+    const { api } = await signedIn();
+    await createTask(api, 'default', 'empty');
+    const signed = await api.post('/api/tasks/~/default/empty/signed', undefined, { headers: { 'content-type': 'application/json' }, raw: '' });
+    expect(signed.status, signed.text).to.equal(200);
+    const res = await fetch(signed.body.url, { method: 'POST', headers: { 'content-type': 'application/json' } });
+    expect(res.status).to.equal(201);
+    const run = await waitForRun(api, ((await res.json()) as { url: string }).url);
+    expect(run.results.at(-1).lastMessage.content).to.equal('echo: Say ');
+  });
+
   it('expands a placeholder with no value to empty and logs a warning naming it', async () => {
     const { api } = await signedIn();
     await createTask(api, 'default', 'gap', { prompt: 'A{{ missing }}B{{ deep.er }}C "{{ q }}"' });

@@ -17,7 +17,8 @@ export function jsonBody(limit: number): Middleware {
     }
     await parser(ctx, async () => undefined);
     const body = ctx.request.body as unknown;
-    if (body === undefined || body === null) {
+    // An empty body is `{}` whatever its content type says (koa-body yields "" for it).
+    if (body === undefined || body === null || (body === '' && !ctx.request.length)) {
       ctx.request.body = {};
     } else if (typeof body !== 'object' || Array.isArray(body)) {
       throw badRequest('body: expected a JSON object');

@@ -1,0 +1,65 @@
+import http from 'node:http';
+
+export const percentile = (values: number[], p: number) => {
+  if (values.length === 0) return NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
+};
+
+export const round = (n: number, digits = 1) => Math.round(n * 10 ** digits) / 10 ** digits;
+
+/** Runs `task` `total` times with `concurrency` in flight; returns each latency (ms) and the completions per second. */
+export async function inFlight(total: number, concurrency: number, task: (i: number) => Promise<void>) {
+  const latencies: number[] = [];
+  let next = 0;
+  const start = performance.now();
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < total) {
+        const i = next++;
+        const t = performance.now();
+        await task(i);
+        latencies.push(performance.now() - t);
+      }
+    }),
+  );
+  return { latencies, perSecond: total / ((performance.now() - start) / 1000) };
+}
+
+const agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
+
+/** GET with keep-alive; resolves with the status code once the body is read. */
+export function get(url: string, headers: Record<string, string> = {}): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = http.get(url, { agent, headers }, (res) => {
+      res.resume();
+      res.on('end', () => resolve(res.statusCode ?? 0));
+    });
+    req.on('error', reject);
+  });
+}
+
+/** Hammers `url` with `concurrency` clients for `seconds`: requests per second and latency percentiles. */
+export async function hammer(url: string, concurrency: number, seconds: number, headers: Record<string, string> = {}) {
+  const latencies: number[] = [];
+  const until = performance.now() + seconds * 1000;
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (performance.now() < until) {
+        const t = performance.now();
+        const status = await get(url, headers);
+        if (status !== 200) throw new Error(`${url} answered ${status}`);
+        latencies.push(performance.now() - t);
+      }
+    }),
+  );
+  return { perSecond: latencies.length / seconds, p50: percentile(latencies, 50), p99: percentile(latencies, 99) };
+}
+
+/** Resident memory of a process, from /proc (Linux). */
+export async function rssMb(pid: number): Promise<number> {
+  const { readFile } = await import('node:fs/promises');
+  const status = await readFile(`/proc/${pid}/status`, 'utf8');
+  const kb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? NaN);
+  return kb / 1024;
+}

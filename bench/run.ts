@@ -1,0 +1,160 @@
+/**
+ * `npm run bench`: figures for runs against the dev stack with an instant fake provider, each beside a baseline
+ * measured in the same run (absolute numbers vary on shared machines). Prints a table, writes bench/results.json.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { connectDb } from '../src/store/connect';
+import { createLogger } from '../src/logger';
+import { installTemporalRuntime } from '../src/temporal/runtime';
+import { createSession } from '../src/store/sessions';
+import { runWorkflowId } from '../src/temporal/ids';
+import { lastUserText, openaiText } from '../test/helpers/fake-provider';
+import { get, hammer, inFlight, percentile, round, rssMb } from './measure';
+import { startBenchStack, startChild } from './stack';
+import { freePort, waitForPort } from '../test/helpers/net';
+
+const log = (msg: string) => process.stderr.write(`[bench] ${msg}\n`);
+
+async function main() {
+  log('starting the stack (Temporal dev server, FerretDB, API and worker processes)...');
+  installTemporalRuntime(createLogger({ level: 'warn', name: 'bench' }));
+  const s = await startBenchStack();
+  try {
+    await measure(s);
+  } finally {
+    await s.stop();
+  }
+}
+
+async function measure(s: Awaited<ReturnType<typeof startBenchStack>>) {
+  const db = await connectDb(s.env.MONGO_URL!);
+  const { id: session } = await createSession(db.models, 'bench', 24);
+  const cookie = { cookie: `sessionId=${session}` };
+  const api = (p: string, init: RequestInit = {}) =>
+    fetch(`${s.apiUrl}${p}`, { ...init, headers: { 'content-type': 'application/json', ...cookie, ...(init.headers as object) } });
+  const put = await api('/api/tasks/~/default/bench', { method: 'PUT', body: JSON.stringify({ runner: 'openai', openai: { prompt: 'Say {{ text }}', model: 'bench' }, settings: { key: 'sk-bench-task-key' } }) });
+  if (put.status !== 201) throw new Error(`creating the task answered ${put.status}: ${await put.text()}`);
+  const signedRes = await api('/api/tasks/~/default/bench/signed', { method: 'POST' });
+  if (signedRes.status !== 200) throw new Error(`signing answered ${signedRes.status}: ${await signedRes.text()}`);
+  const signed = ((await signedRes.json()) as { url: string }).url;
+  // Live runs for the polling figure hang at the provider until the end; every other call answers at once.
+  s.fake.script((req) => (lastUserText(req).includes('hold') ? { hang: true } : openaiText(`echo: ${lastUserText(req)}`)));
+
+  let runs = 0;
+  const run = async (name: string, text = 'x') => {
+    const res = await fetch(signed, { method: 'POST', headers: { 'content-type': 'application/json', 'run-id': name }, body: JSON.stringify({ text }) });
+    if (res.status !== 201) throw new Error(`trigger answered ${res.status}: ${await res.text()}`);
+    await res.arrayBuffer();
+    if (text !== 'hold') {
+      await s.client.workflow.getHandle(runWorkflowId({ owner: 'bench', profile: 'default', task: 'bench', run: name })).result();
+      runs++;
+    }
+  };
+  let bare = 0;
+  const bareRun = async () => {
+    await s.client.workflow.execute('bareRun', { taskQueue: 'bench-baseline', workflowId: `bare-${bare++}`, args: ['Say x'] });
+  };
+
+  log('warming up...');
+  await inFlight(20, 4, (i) => run(`warm-${i}`));
+  await inFlight(20, 4, () => bareRun());
+
+  log('serial trigger→ready latency (100 each)...');
+  const serial = (await inFlight(100, 1, (i) => run(`serial-${i}`))).latencies;
+  const serialBare = (await inFlight(100, 1, () => bareRun())).latencies;
+
+  log('throughput with 32 in flight (640 each)...');
+  const tput = await inFlight(640, 32, (i) => run(`tput-${i}`));
+  const tputBare = await inFlight(640, 32, () => bareRun());
+
+  log('closed-run reads...');
+  const closedPath = '/api/runs/bench/default/bench/serial-0';
+  const closedBody = await (await api(closedPath)).text();
+  const bodyFile = path.join(os.tmpdir(), `ptr-bench-body-${process.pid}.json`);
+  fs.writeFileSync(bodyFile, closedBody);
+  const barePort = await freePort();
+  const bareKoa = startChild('bench/bare-koa.ts', [String(barePort), bodyFile], {});
+  await waitForPort(barePort, 30_000);
+  const closed = await hammer(`${s.apiUrl}${closedPath}`, 16, 5, cookie);
+  const closedBare = await hammer(`http://127.0.0.1:${barePort}/`, 16, 5);
+  bareKoa.kill();
+
+  log('200 pollers on 20 live runs (250 ms poll interval, like the Python client)...');
+  for (let i = 0; i < 20; i++) await run(`live-${i}`, 'hold');
+  await new Promise((r) => setTimeout(r, 1000));
+  const queriesBefore = await metric(s.apiUrl, 'ptr_live_run_queries_total');
+  const pollLatencies: number[] = [];
+  const pollSeconds = 6;
+  const pollStart = performance.now();
+  await Promise.all(
+    Array.from({ length: 200 }, async (_, i) => {
+      const url = `${s.apiUrl}/api/runs/bench/default/bench/live-${i % 20}`;
+      await new Promise((r) => setTimeout(r, (i * 250) / 200)); // spread the pollers over one interval
+      while (performance.now() - pollStart < pollSeconds * 1000) {
+        const t = performance.now();
+        if ((await get(url, cookie)) !== 200) throw new Error('live poll failed');
+        pollLatencies.push(performance.now() - t);
+        await new Promise((r) => setTimeout(r, 250));
+      }
+    }),
+  );
+  const queriesPerRunPerSecond = ((await metric(s.apiUrl, 'ptr_live_run_queries_total')) - queriesBefore) / 20 / pollSeconds;
+  s.fake.reset();
+  s.fake.script((req) => openaiText(`echo: ${lastUserText(req)}`));
+
+  log(`memory: driving to 1,000 then 5,000 completed runs (now ${runs})...`);
+  await inFlight(Math.max(0, 1000 - runs), 32, (i) => run(`mem1-${i}`));
+  await new Promise((r) => setTimeout(r, 2000));
+  const mem1000 = { api: await rssMb(s.apiPid), worker: await rssMb(s.workerPid) };
+  await inFlight(4000, 32, (i) => run(`mem5-${i}`));
+  await new Promise((r) => setTimeout(r, 2000));
+  const mem5000 = { api: await rssMb(s.apiPid), worker: await rssMb(s.workerPid) };
+
+  const results = {
+    machine: `${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}, ${round(os.totalmem() / 2 ** 30, 0)} GiB, Node ${process.version}`,
+    date: new Date().toISOString(),
+    serialLatencyMs: { p50: round(percentile(serial, 50)), p99: round(percentile(serial, 99)), baselineP50: round(percentile(serialBare, 50)), baselineP99: round(percentile(serialBare, 99)) },
+    throughput32: { runsPerSecond: round(tput.perSecond), baselinePerSecond: round(tputBare.perSecond), ratio: round(tput.perSecond / tputBare.perSecond, 2) },
+    closedRunReads: { perSecond: round(closed.perSecond), p99Ms: round(closed.p99), baselinePerSecond: round(closedBare.perSecond), baselineP99Ms: round(closedBare.p99), ratio: round(closed.perSecond / closedBare.perSecond, 2) },
+    livePolls: { pollers: 200, liveRuns: 20, p99Ms: round(percentile(pollLatencies, 99)), p50Ms: round(percentile(pollLatencies, 50)), queriesPerLiveRunPerSecond: round(queriesPerRunPerSecond, 2) },
+    memoryMb: { after1000: { api: round(mem1000.api), worker: round(mem1000.worker) }, after5000: { api: round(mem5000.api), worker: round(mem5000.worker) }, growth: { api: round(mem5000.api / mem1000.api - 1, 2), worker: round(mem5000.worker / mem1000.worker - 1, 2) } },
+  };
+  fs.mkdirSync(path.join(__dirname), { recursive: true });
+  fs.writeFileSync(path.join(__dirname, 'results.json'), `${JSON.stringify(results, null, 2)}\n`);
+  printTable(results);
+  await db.close();
+  fs.rmSync(bodyFile, { force: true });
+}
+
+async function metric(apiUrl: string, name: string): Promise<number> {
+  const text = await (await fetch(`${apiUrl}/metrics`)).text();
+  return Number(new RegExp(`^${name} (\\d+)`, 'm').exec(text)?.[1] ?? NaN);
+}
+
+function printTable(r: any) {
+  const rows: Array<[string, string, string, string]> = [
+    ['trigger→ready p50 (serial)', `${r.serialLatencyMs.p50} ms`, `${r.serialLatencyMs.baselineP50} ms`, 'within 30 ms of baseline'],
+    ['trigger→ready p99 (serial)', `${r.serialLatencyMs.p99} ms`, `${r.serialLatencyMs.baselineP99} ms`, ''],
+    ['completed runs/s, 32 in flight', `${r.throughput32.runsPerSecond}`, `${r.throughput32.baselinePerSecond}`, `≥ 70 % (${Math.round(r.throughput32.ratio * 100)} %)`],
+    ['GET closed run, req/s', `${r.closedRunReads.perSecond}`, `${r.closedRunReads.baselinePerSecond}`, `≥ 50 % (${Math.round(r.closedRunReads.ratio * 100)} %)`],
+    ['GET closed run, p99', `${r.closedRunReads.p99Ms} ms`, `${r.closedRunReads.baselineP99Ms} ms`, ''],
+    ['200 pollers / 20 live runs, p99', `${r.livePolls.p99Ms} ms`, '—', '≤ 50 ms'],
+    ['Temporal queries per live run per s', `${r.livePolls.queriesPerLiveRunPerSecond}`, '—', '≤ 5'],
+    ['RSS API after 1k / 5k runs', `${r.memoryMb.after1000.api} / ${r.memoryMb.after5000.api} MB`, '—', `≤ 20 % growth (${Math.round(r.memoryMb.growth.api * 100)} %)`],
+    ['RSS worker after 1k / 5k runs', `${r.memoryMb.after1000.worker} / ${r.memoryMb.after5000.worker} MB`, '—', `≤ 20 % growth (${Math.round(r.memoryMb.growth.worker * 100)} %)`],
+  ];
+  const widths = [0, 1, 2, 3].map((i) => Math.max(...rows.map((row) => row[i]!.length), ['figure', 'ours', 'baseline', 'target'][i]!.length));
+  const line = (cells: string[]) => `| ${cells.map((c, i) => c.padEnd(widths[i]!)).join(' | ')} |`;
+  console.log(`\nMachine: ${r.machine}\n`);
+  console.log(line(['figure', 'ours', 'baseline', 'target']));
+  console.log(`|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`);
+  for (const row of rows) console.log(line(row));
+  console.log('\nWritten to bench/results.json');
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});

@@ -1,0 +1,83 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import crypto from 'node:crypto';
+import path from 'node:path';
+import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { NativeConnection, Worker } from '@temporalio/worker';
+import { SEARCH_ATTRIBUTES } from '../src/temporal/search-attributes';
+import { testEnv } from '../test/helpers/env';
+import { startFerretDb } from '../test/helpers/ferretdb';
+import { startFakeProvider } from '../test/helpers/fake-provider';
+import { freePort, waitForPort } from '../test/helpers/net';
+import { createBaselineActivities } from './baseline/activities';
+
+const root = path.resolve(__dirname, '..');
+
+/** A child started as `node --import tsx <file>` (one process, so its RSS is the component's own). */
+export function startChild(file: string, args: string[], env: Record<string, string>): ChildProcess {
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(root, file), ...args], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  child.stdout!.resume();
+  return child;
+}
+
+/** The dev stack with an instant fake provider: Temporal dev server, FerretDB, API and worker as processes. */
+export async function startBenchStack() {
+  if (!testEnv.temporalCli || !testEnv.ferretdbBin) throw new Error('run scripts/install-tools.sh first (npm run tools)');
+  const fake = await startFakeProvider();
+  const ferret = await startFerretDb(testEnv.ferretdbBin);
+  const temporal = await TestWorkflowEnvironment.createLocal({
+    server: {
+      executable: { type: 'existing-path', path: testEnv.temporalCli },
+      ip: '127.0.0.1',
+      searchAttributes: SEARCH_ATTRIBUTES,
+      extraArgs: ['--dynamic-config-value', 'system.enableActivityEagerExecution=true', '--log-level', 'error'],
+    },
+  });
+  const port = await freePort();
+  const env: Record<string, string> = {
+    NODE_ENV: 'production',
+    LOG_LEVEL: 'warn',
+    PORT: String(port),
+    MONGO_URL: `${ferret.url}bench`,
+    TEMPORAL_ADDRESS: temporal.connection.options.address,
+    TEMPORAL_TASK_QUEUE: 'bench',
+    MASTER_KEY: `bench:${crypto.randomBytes(32).toString('base64')}`,
+    SIGNING_SECRET: crypto.randomBytes(32).toString('hex'),
+    OPENAI_BASE_URL: fake.openaiBaseUrl,
+    OPENAI_API_KEY: 'sk-bench-operator',
+  };
+  const worker = startChild('src/worker.ts', [], env);
+  const api = startChild('src/server.ts', [], env);
+  await waitForPort(port, 60_000);
+
+  // The baseline's worker: a bare workflow and one activity on its own task queue, in this process.
+  const connection = await NativeConnection.connect({ address: env.TEMPORAL_ADDRESS! });
+  const baselineWorker = await Worker.create({
+    connection,
+    taskQueue: 'bench-baseline',
+    workflowsPath: require.resolve('./baseline/workflows'),
+    activities: createBaselineActivities(fake.openaiBaseUrl),
+  });
+  const baselineRun = baselineWorker.run();
+
+  return {
+    env,
+    apiUrl: `http://127.0.0.1:${port}`,
+    fake,
+    client: temporal.client,
+    apiPid: api.pid!,
+    workerPid: worker.pid!,
+    async stop() {
+      baselineWorker.shutdown();
+      await baselineRun;
+      await connection.close();
+      for (const c of [api, worker]) c.kill('SIGTERM');
+      await Promise.all([api, worker].map((c) => new Promise((r) => (c.exitCode !== null ? r(null) : c.once('exit', r)))));
+      await temporal.teardown();
+      await ferret.stop();
+      await fake.close();
+    },
+  };
+}
