@@ -1,0 +1,169 @@
+import crypto from 'node:crypto';
+import type { Config } from '../../src/config';
+import type { Logger } from '../../src/logger';
+import { ServletError } from './errors';
+import { describeModule, ServletInstance, type HostDeps } from './host';
+import { compileServlet, contentAddress } from './module';
+import { parseNetworkPolicy } from './network-policy';
+import { createPinnedAgent } from './pinned-agent';
+import { InstancePool } from './pool';
+import { decodeOutput, toolError, type CallToolResult, type DescribeResult } from './results';
+import type { CompiledModule } from './wasm-api';
+
+export { checkAddress, checkUrl } from './address-guard';
+export { ServletError } from './errors';
+export { contentAddress } from './module';
+export type { CallToolResult, DescribeResult, ToolDescription } from './results';
+
+export interface ServletCallRequest {
+  name: string;
+  arguments: Record<string, unknown>;
+}
+
+export interface InstallRef {
+  /** Stable id of the install. */
+  key: string;
+  contentAddress: string;
+  loadModule(): Promise<Uint8Array>;
+  config: Record<string, string>;
+  /** null or ['*']: any host outside the blocklist; a list of host globs narrows it; []: no network. */
+  domains: string[] | null;
+}
+
+export interface ServletRuntime {
+  /** Throws ServletError naming why the module is unusable. */
+  describe(module: Uint8Array): Promise<DescribeResult>;
+  /**
+   * Never hangs, and never throws for a servlet's fault: a timeout, trap, memory blow-up, failure, oversized
+   * output or bad JSON comes back as `{ isError: true, content: [{ type: 'text', text: <reason> }] }`. Throws only
+   * when the module cannot be loaded (the store failed, or its bytes do not match the content address).
+   */
+  call(install: InstallRef, request: ServletCallRequest): Promise<CallToolResult>;
+  /** Closes every plugin; a worker plugin left open keeps the process alive. */
+  close(): Promise<void>;
+}
+
+/** Compiled modules kept (by content address); compiling is cheap, but loading from the store is not. */
+const MODULE_CACHE_SIZE = 64;
+
+/** Throws when NETWORK_BLOCKLIST or NETWORK_ALLOWLIST has an entry it cannot read. */
+export function createServletRuntime(options: { config: Config; logger: Logger }): ServletRuntime {
+  const { config } = options;
+  const logger = options.logger.child({ component: 'servlets' });
+  const policy = parseNetworkPolicy({ blocklist: config.NETWORK_BLOCKLIST, allowlist: config.NETWORK_ALLOWLIST });
+  const dispatcher = createPinnedAgent(policy, { connectTimeoutMs: config.SERVLET_CALL_TIMEOUT_MS });
+  const deps: HostDeps = { config, logger, policy, dispatcher };
+  const modules = new Map<string, Promise<CompiledModule>>();
+  /** Least recently used first (Map keeps insertion order; a use moves an entry to the end). */
+  const pools = new Map<string, { installKey: string; pool: InstancePool }>();
+  let closed = false;
+
+  function compiled(install: InstallRef): Promise<CompiledModule> {
+    let module = modules.get(install.contentAddress);
+    if (module) {
+      modules.delete(install.contentAddress);
+    } else {
+      module = (async () => {
+        const bytes = await install.loadModule();
+        if (contentAddress(bytes) !== install.contentAddress) {
+          throw new Error(`the stored module does not match its content address ${install.contentAddress}`);
+        }
+        return compileServlet(bytes, config.SERVLET_MAX_MEMORY_MB);
+      })();
+      // a failed load is tried again next time
+      module.catch(() => modules.delete(install.contentAddress));
+    }
+    modules.set(install.contentAddress, module);
+    for (const oldest of modules.keys()) {
+      if (modules.size <= MODULE_CACHE_SIZE) break;
+      modules.delete(oldest);
+    }
+    return module;
+  }
+
+  function poolFor(install: InstallRef, module: CompiledModule): InstancePool {
+    const key = poolKey(install);
+    const found = pools.get(key);
+    if (found) {
+      pools.delete(key);
+      pools.set(key, found);
+      return found.pool;
+    }
+    // a changed config, host list or module makes the install's older plugins stale
+    for (const [otherKey, other] of pools) {
+      if (other.installKey === install.key) retire(otherKey);
+    }
+    const pool = new InstancePool(
+      config.SERVLET_POOL_SIZE,
+      () => ServletInstance.create({ module, config: install.config, domains: install.domains, deps }),
+      logger,
+    );
+    pools.set(key, { installKey: install.key, pool });
+    for (const oldest of pools.keys()) {
+      if (pools.size <= config.SERVLET_WARM_INSTALLS) break;
+      retire(oldest);
+    }
+    return pool;
+  }
+
+  /** Pools no longer used but with a call still running; close() closes them too. */
+  const retiring = new Set<InstancePool>();
+
+  function retire(key: string): void {
+    const found = pools.get(key);
+    pools.delete(key);
+    if (!found) return;
+    retiring.add(found.pool);
+    void found.pool.retire().then(() => retiring.delete(found.pool));
+  }
+
+  async function call(install: InstallRef, request: ServletCallRequest): Promise<CallToolResult> {
+    if (closed) throw new Error('the servlet runtime is closed');
+    let module: CompiledModule;
+    try {
+      module = await compiled(install);
+    } catch (err) {
+      if (!(err instanceof ServletError)) throw err;
+      return fault(install, request, err.message);
+    }
+    const input = JSON.stringify({ params: { name: request.name, arguments: request.arguments ?? {} } });
+    try {
+      return await poolFor(install, module).use(async (instance) => {
+        const outcome = await instance.invoke('call', input);
+        if (!outcome.ok) return fault(install, request, outcome.reason);
+        const decoded = decodeOutput<CallToolResult>(outcome.output, 'call', config.SERVLET_MAX_RESPONSE_BYTES);
+        return decoded.ok ? decoded.value : fault(install, request, `servlet ${decoded.reason}`);
+      });
+    } catch (err) {
+      // no plugin could be started for it
+      return fault(install, request, (err as Error).message);
+    }
+  }
+
+  function fault(install: InstallRef, request: ServletCallRequest, reason: string): CallToolResult {
+    logger.warn({ install: install.key, contentAddress: install.contentAddress, tool: request.name, reason }, 'servlet call failed');
+    return toolError(reason);
+  }
+
+  return {
+    describe: (module) => describeModule(module, deps),
+    call,
+    async close() {
+      closed = true;
+      const all = [...[...pools.values()].map((p) => p.pool), ...retiring].map((pool) => pool.close());
+      pools.clear();
+      retiring.clear();
+      await Promise.all(all);
+      await dispatcher.close().catch(() => dispatcher.destroy());
+    },
+  };
+}
+
+/** Plugins are shared only by calls with the same install, module, config and allowed hosts. */
+function poolKey(install: InstallRef): string {
+  const config = Object.entries(install.config).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  return crypto
+    .createHash('sha256')
+    .update(JSON.stringify([install.key, install.contentAddress, config, install.domains]))
+    .digest('hex');
+}
