@@ -42,7 +42,7 @@ describe('servlet runtime', () => {
     expect(text(result)).to.equal('Bonjour, Ada!');
   });
 
-  it('reuses warm plugins across calls of the same install', async () => {
+  it('answers concurrent calls of one install, each with its own result', async () => {
     const greeter = install('greeter');
     const names = ['a', 'b', 'c', 'd', 'e', 'f'];
     const results = await Promise.all(names.map((name) => runtime.call(greeter, { name: 'greet', arguments: { name } })));
