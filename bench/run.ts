@@ -23,8 +23,11 @@ async function main() {
   const s = await startBenchStack();
   try {
     await measure(s);
+  } catch (err) {
+    console.error('[bench] failed:', err);
+    process.exitCode = 1;
   } finally {
-    await s.stop();
+    await s.stop().catch(() => undefined);
   }
 }
 

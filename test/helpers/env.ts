@@ -19,3 +19,6 @@ export const testEnv = {
   /** Python with mcp-run installed (scripts/test.sh makes the virtual environment in .venv). */
   python: process.env.PTR_TEST_PYTHON ?? (fs.existsSync('.venv/bin/python') ? path.resolve('.venv/bin/python') : undefined),
 };
+
+/** The environment for a child process the tests start: this one's (PATH, HOME...) plus `extra`. */
+export const childEnv = (extra: Record<string, string>): NodeJS.ProcessEnv => ({ ...process.env, ...extra });

@@ -4,11 +4,12 @@ import { expect } from 'chai';
 import { getStack } from '../helpers/stack';
 import { api as apiFor, signedIn, startApi } from '../helpers/api';
 import { createTask, postSigned, signedUrl, waitForRun } from '../helpers/runs';
+import { childEnv } from '../helpers/env';
 
 /** A worker in its own process (src/worker.ts, as operators run it), so the test can kill it for real. */
 async function startWorkerProcess(env: Record<string, string>): Promise<ChildProcess> {
   // One process (not the tsx wrapper, which would leave its node child alive when killed).
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/worker.ts'], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/worker.ts'], { env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   await new Promise<void>((resolve, reject) => {
     const onData = (d: Buffer) => {

@@ -6,6 +6,7 @@ import { getStack } from '../helpers/stack';
 import { signedIn } from '../helpers/api';
 import { createTask, postSigned, signedUrl, waitForRun } from '../helpers/runs';
 import { signTaskUrl } from '../../src/store/signed-urls';
+import { childEnv } from '../helpers/env';
 
 describe('runs: signed URLs', () => {
   beforeEach(() => getStack().fake.reset());
@@ -67,10 +68,10 @@ describe('runs: signed URLs', () => {
     await createTask(api, 'default', 'cli');
     const url = await signedUrl(api, 'default', 'cli');
     const tsx = path.resolve('node_modules/.bin/tsx');
-    const { stdout } = await promisify(execFile)(tsx, ['src/cli/signed-urls.ts', 'revoke', '--url', url], { env: { ...process.env, ...env } });
+    const { stdout } = await promisify(execFile)(tsx, ['src/cli/signed-urls.ts', 'revoke', '--url', url], { env: childEnv(env) });
     expect(stdout).to.match(/^Revoked signed URL \S+ of .*\/default\/cli\.$/m);
     expect((await postSigned(url, {})).status).to.equal(403);
-    const all = await promisify(execFile)(tsx, ['src/cli/signed-urls.ts', 'revoke-all', '--user', username, '--profile', 'default', '--task', 'cli'], { env: { ...process.env, ...env } });
+    const all = await promisify(execFile)(tsx, ['src/cli/signed-urls.ts', 'revoke-all', '--user', username, '--profile', 'default', '--task', 'cli'], { env: childEnv(env) });
     expect(all.stdout).to.contain('Revoked every signed URL');
   });
 
