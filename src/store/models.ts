@@ -37,6 +37,8 @@ const profile = new Schema(
     name: { type: String, required: true },
     description: { type: String, default: '' },
     is_public: { type: Boolean, default: false },
+    /** Last uninstall (or cascade) in this profile: the install list's Last-Modified cannot see a deleted document. */
+    installs_modified_at: { type: Date, default: null },
     created_at: { type: Date, required: true },
     modified_at: { type: Date, required: true },
   },
@@ -124,6 +126,8 @@ const servlet = new Schema(
     content_address: { type: String, required: true },
     /** The module's own `describe` answer: `{ tools: [...] }`. */
     schema: { type: Schema.Types.Mixed, required: true },
+    /** Name, description and tool names, lower case, one per line: what search matches. */
+    search_text: { type: String, default: '' },
     created_at: { type: Date, required: true },
     modified_at: { type: Date, required: true },
   },
@@ -131,16 +135,31 @@ const servlet = new Schema(
 );
 servlet.index({ owner: 1, name: 1 }, { unique: true });
 servlet.index({ visibility: 1 });
+servlet.index({ content_address: 1 });
 
 const moduleBlob = new Schema(
   {
     content_address: { type: String, required: true, unique: true },
     size: { type: Number, required: true },
+    /** The whole module, or its first part when it is larger than one document may be (see module_chunks). */
     data: { type: Buffer, required: true },
+    /** Parts in all, this document's included; parts 1.. are in module_chunks. */
+    chunks: { type: Number, default: 1 },
     created_at: { type: Date, required: true },
   },
   opts,
 );
+
+/** The rest of a module over the 16 MiB document limit (MongoDB and FerretDB alike). */
+const moduleChunk = new Schema(
+  {
+    content_address: { type: String, required: true },
+    n: { type: Number, required: true },
+    data: { type: Buffer, required: true },
+  },
+  opts,
+);
+moduleChunk.index({ content_address: 1, n: 1 }, { unique: true });
 
 const installation = new Schema(
   {
@@ -172,6 +191,7 @@ export function registerModels(conn: Connection) {
     RevokedUrl: conn.model('RevokedUrl', revokedUrl, 'revoked_urls'),
     Servlet: conn.model('Servlet', servlet, 'servlets'),
     Module: conn.model('Module', moduleBlob, 'modules'),
+    ModuleChunk: conn.model('ModuleChunk', moduleChunk, 'module_chunks'),
     Installation: conn.model('Installation', installation, 'installations'),
   };
 }
