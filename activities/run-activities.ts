@@ -1,6 +1,7 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import { Types } from 'mongoose';
 import { open } from '../src/store/secrets';
+import { runWorkflowId } from '../src/temporal/ids';
 import type { CallToolResult, ModelAnswer, PreparedRun, RunIdentity, RunState, Runner, ToolSpec, Turn } from '../workflows/types';
 import type { ActivityDeps } from './index';
 import { callAnthropic } from './providers/anthropic';
@@ -40,10 +41,9 @@ export function createRunActivities(deps: ActivityDeps) {
 
     /** Local activity: the run record follows every status change (not every entry). */
     async recordRun(input: { identity: RunIdentity; state: RunState }): Promise<void> {
-      const { owner, profile, task, run } = input.identity;
       await models.Run.updateOne(
-        { owner, profile, task, name: run },
-        { $set: { status: input.state.status, results: input.state.results, modified_at: new Date(input.state.modifiedAt) } },
+        { _id: runWorkflowId(input.identity) },
+        { $set: { status: input.state.status, results: input.state.results, modified_at: new Date(input.state.modifiedAt), started: true } },
       );
     },
 

@@ -19,7 +19,9 @@ const user = new Schema(
 
 const session = new Schema(
   {
-    /** sha256 of the session id: the id itself is never stored. */
+    /** sha256 of the session id (FerretDB finds documents by _id without scanning the collection). */
+    _id: { type: String, required: true },
+    /** The same sha256: the session id itself is never stored. */
     hash: { type: String, required: true, unique: true },
     /** A short prefix shown in listings so a user can tell sessions apart. */
     hint: { type: String, required: true },
@@ -63,8 +65,6 @@ const task = new Schema(
     ...taskFields,
     /** Bumped on every update; each run keeps the version it started with (task_versions). */
     version: { type: Number, required: true },
-    /** Signed URLs issued before this instant are dead (revoke all). */
-    signed_not_before: { type: Date, default: null },
     created_at: { type: Date, required: true },
     modified_at: { type: Date, required: true },
   },
@@ -85,6 +85,11 @@ taskVersion.index({ task_id: 1, version: 1 }, { unique: true });
 
 const run = new Schema(
   {
+    /**
+     * The run's identity, the same string as its workflow id (src/temporal/ids.ts): unique by construction, and
+     * found without a scan on FerretDB, which scans for any filter but _id.
+     */
+    _id: { type: String, required: true },
     owner: { type: String, required: true },
     profile: { type: String, required: true },
     task: { type: String, required: true },
@@ -92,25 +97,27 @@ const run = new Schema(
     task_id: { type: Schema.Types.ObjectId, required: true },
     task_version: { type: Number, required: true },
     runner: { type: String, required: true },
-    workflow_id: { type: String, required: true },
     status: { type: String, required: true },
     /** Trigger data as JSON text (FerretDB refuses keys with "." or a leading "$", which a payload may have). */
     payload_json: { type: String, required: true },
     /** As of the last status change; a live run's current results come from a workflow query. */
     results: { type: [Schema.Types.Mixed], default: [] },
-    /** Set once the workflow start was confirmed (or found already started). */
+    /**
+     * Set by the workflow's first record write. The workflow is the only writer after the API's insert: FerretDB
+     * applies concurrent updates of one document as read-modify-write, so two writers would lose each other's fields.
+     */
     started: { type: Boolean, default: false },
     created_at: { type: Date, required: true },
     modified_at: { type: Date, required: true },
   },
   opts,
 );
-run.index({ owner: 1, profile: 1, task: 1, name: 1 }, { unique: true });
-run.index({ task_id: 1, created_at: -1 });
+run.index({ owner: 1, profile: 1, task: 1, created_at: -1 });
 
+/** `_id`: a signed URL's id, or `task:<task _id>` for "every URL of the task issued up to revoked_at". */
 const revokedUrl = new Schema(
   {
-    url_id: { type: String, required: true, unique: true },
+    _id: { type: String, required: true },
     task_id: { type: Schema.Types.ObjectId, required: true },
     revoked_at: { type: Date, required: true },
   },

@@ -1,14 +1,14 @@
-import { Types } from 'mongoose';
 import { badRequest } from '../errors';
 import type { Models } from './models';
-import type { RunIdentity } from '../temporal/ids';
+import { runWorkflowId, type RunIdentity } from '../temporal/ids';
 
 export type RunRecord = NonNullable<Awaited<ReturnType<typeof findRun>>>;
 
-export const identityFilter = (id: RunIdentity) => ({ owner: id.owner, profile: id.profile, task: id.task, name: id.run });
+export const identityFields = (id: RunIdentity) => ({ owner: id.owner, profile: id.profile, task: id.task, name: id.run });
 
+/** By _id (= the workflow id): the one lookup FerretDB answers without scanning the collection. */
 export function findRun(models: Models, id: RunIdentity) {
-  return models.Run.findOne(identityFilter(id)).lean();
+  return models.Run.findById(runWorkflowId(id)).lean();
 }
 
 /** Runs of a task, newest first, after `cursor` (as returned in `next`). Throws 400 for a cursor not issued here. */
@@ -25,9 +25,13 @@ export async function listRuns(models: Models, task: { owner: string; profile: s
   return { items: page, next: docs.length > limit && last ? encodeCursor(last.created_at, last._id) : null };
 }
 
-const encodeCursor = (at: Date, id: Types.ObjectId) => Buffer.from(`${at.getTime()}:${id.toHexString()}`).toString('base64url');
+const encodeCursor = (at: Date, id: string) => Buffer.from(JSON.stringify([at.getTime(), id])).toString('base64url');
 
-function decodeCursor(cursor: string): { at: Date; id: Types.ObjectId } | undefined {
-  const m = /^(\d{1,15}):([0-9a-f]{24})$/.exec(Buffer.from(cursor, 'base64url').toString('utf8'));
-  return m ? { at: new Date(Number(m[1])), id: new Types.ObjectId(m[2]) } : undefined;
+function decodeCursor(cursor: string): { at: Date; id: string } | undefined {
+  try {
+    const [at, id] = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as unknown[];
+    return Number.isFinite(at) && typeof id === 'string' ? { at: new Date(at as number), id } : undefined;
+  } catch {
+    return undefined;
+  }
 }

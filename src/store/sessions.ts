@@ -28,7 +28,8 @@ export async function createSession(models: Models, username: string, ttlHours: 
   await ensureUser(models, username, now);
   const id = newSessionId(username);
   const expires_at = new Date(now.getTime() + ttlHours * 3600_000);
-  await models.Session.create({ hash: sha256(id), hint: id.slice(-6), username, created_at: now, expires_at });
+  const hash = sha256(id);
+  await models.Session.create({ _id: hash, hash, hint: id.slice(-6), username, created_at: now, expires_at });
   return { id, expires_at };
 }
 
@@ -39,7 +40,7 @@ export interface SessionLookup {
 
 /** The session's user, or null when the id is unknown, expired or revoked. */
 export async function findSession(models: Models, id: string, now = Date.now()): Promise<SessionLookup | null> {
-  const doc = await models.Session.findOne({ hash: sha256(id) }).lean();
+  const doc = await models.Session.findById(sha256(id)).lean();
   if (!doc || doc.revoked_at || doc.expires_at.getTime() <= now) return null;
   return { username: doc.username, expiresAt: doc.expires_at.getTime() };
 }

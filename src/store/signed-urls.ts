@@ -5,7 +5,8 @@ import type { Models } from './models';
  * Signed trigger URLs: the credential for triggering one task. The signature is an HMAC-SHA256 over
  * (owner, profile, task, the task's _id, url id, issued-at in ms, expiry in s) with the server's signing secret, so an URL
  * dies with its task (a task re-created under the same name has another _id), at its expiry, when its id is
- * revoked, or when every URL of the task issued before a moment is revoked (`signed_not_before`).
+ * revoked, or when every URL of the task issued up to a moment is revoked. Revocations are documents of their own
+ * (revoked_urls), never an update of the task: FerretDB would lose one of two concurrent updates of a document.
  */
 export interface SignedUrlParts {
   owner: string;
@@ -61,7 +62,7 @@ export async function verifySignedUrl(
   models: Models,
   secret: string,
   parts: SignedUrlParts,
-  task: { _id: { toString(): string }; signed_not_before?: Date | null } | null,
+  task: { _id: { toString(): string } } | null,
   now = Date.now(),
 ): Promise<Verdict> {
   const invalid: Verdict = { ok: false, code: 'signed_url_invalid', message: 'the signed URL is not valid' };
@@ -70,24 +71,18 @@ export async function verifySignedUrl(
   const given = Buffer.from(parts.sig);
   if (expected.length !== given.length || !crypto.timingSafeEqual(expected, given)) return invalid;
   if (parts.exp * 1000 <= now) return { ok: false, code: 'signed_url_expired', message: 'the signed URL has expired' };
-  if (task.signed_not_before && parts.iat <= task.signed_not_before.getTime()) {
-    return { ok: false, code: 'signed_url_revoked', message: 'the signed URL was revoked' };
-  }
-  if (await models.RevokedUrl.exists({ url_id: parts.id })) {
+  const [one, all] = await Promise.all([models.RevokedUrl.findById(parts.id).lean(), models.RevokedUrl.findById(`task:${task._id}`).lean()]);
+  if (one || (all && parts.iat <= all.revoked_at.getTime())) {
     return { ok: false, code: 'signed_url_revoked', message: 'the signed URL was revoked' };
   }
   return { ok: true };
 }
 
 export async function revokeUrl(models: Models, taskId: { toString(): string }, urlId: string): Promise<void> {
-  await models.RevokedUrl.updateOne(
-    { url_id: urlId },
-    { $setOnInsert: { url_id: urlId, task_id: taskId, revoked_at: new Date() } },
-    { upsert: true },
-  );
+  await models.RevokedUrl.updateOne({ _id: urlId }, { $setOnInsert: { task_id: taskId, revoked_at: new Date() } }, { upsert: true });
 }
 
 /** Every URL of the task issued up to now stops working (URLs issued later work). */
 export async function revokeAllUrls(models: Models, taskId: { toString(): string }): Promise<void> {
-  await models.Task.updateOne({ _id: taskId }, { $set: { signed_not_before: new Date() } });
+  await models.RevokedUrl.updateOne({ _id: `task:${taskId}` }, { $set: { task_id: taskId, revoked_at: new Date() } }, { upsert: true });
 }

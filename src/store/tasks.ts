@@ -30,7 +30,6 @@ export interface TaskRecord extends TaskRef, TaskSpec {
   /** Sealed provider key, or null: runs use the operator's key for the runner. */
   key: SealedSecret | null;
   version: number;
-  signed_not_before: Date | null;
   created_at: Date;
   modified_at: Date;
 }
@@ -131,7 +130,7 @@ export async function saveTask(
     const dropOurVersion = () => models.TaskVersion.deleteOne({ task_id: taskId, version });
 
     if (!existing) {
-      const task: TaskRecord = { _id: taskId, ...ref, ...fields, key, version, signed_not_before: null, created_at: now, modified_at: now };
+      const task: TaskRecord = { _id: taskId, ...ref, ...fields, key, version, created_at: now, modified_at: now };
       try {
         await models.Task.create(task);
         return { task, created: true };

@@ -3,7 +3,7 @@ import type { Types } from 'mongoose';
 import type { Config } from '../config';
 import { isDuplicateKey } from '../store/connect';
 import type { Models } from '../store/models';
-import { findRun, identityFilter, type RunRecord } from '../store/runs';
+import { findRun, identityFields, type RunRecord } from '../store/runs';
 import type { RunInput } from '../../workflows/types';
 import { runWorkflowId, type RunIdentity } from './ids';
 import { OWNER, PROFILE, RUNNER, TASK } from './search-attributes';
@@ -37,11 +37,11 @@ export async function triggerRun(
   let created = false;
   try {
     const doc = await deps.models.Run.create({
-      ...identityFilter(identity),
+      _id: runWorkflowId(identity),
+      ...identityFields(identity),
       task_id: task._id,
       task_version: task.version,
       runner: task.runner,
-      workflow_id: runWorkflowId(identity),
       status: 'pending',
       payload_json: JSON.stringify(payload),
       results: [],
@@ -56,7 +56,9 @@ export async function triggerRun(
     record = await findRun(deps.models, identity);
     if (!record) throw err; // deleted in between: let the caller see a failure rather than a phantom run
   }
-  if (!record.started) await startFromRecord(deps, record, task);
+  // No worker has recorded the run yet: start it (again). Starting is idempotent by workflow id, and this API never
+  // writes the record after inserting it (the workflow is its only writer; see models.ts).
+  if (!record.started && record.status === 'pending') await startFromRecord(deps, record, task);
   return { created };
 }
 
@@ -80,7 +82,7 @@ async function startFromRecord(deps: { models: Models; temporal: Client; config:
   };
   try {
     await deps.temporal.workflow.start('runTask', {
-      workflowId: record.workflow_id,
+      workflowId: record._id,
       taskQueue: config.TEMPORAL_TASK_QUEUE,
       args: [input],
       workflowIdReusePolicy: 'REJECT_DUPLICATE',
@@ -95,5 +97,4 @@ async function startFromRecord(deps: { models: Models; temporal: Client; config:
   } catch (err) {
     if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
   }
-  await deps.models.Run.updateOne({ _id: record._id }, { $set: { started: true } });
 }

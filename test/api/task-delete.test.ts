@@ -9,8 +9,8 @@ import { getStack } from '../helpers/stack';
 async function insertRun(owner: string, task: string, taskId: Types.ObjectId, name: string, status: string) {
   const now = new Date();
   const workflow_id = runWorkflowId({ owner, profile: 'default', task, run: name });
-  await getStack().db.conn.db!.collection('runs').insertOne({
-    owner, profile: 'default', task, name, task_id: taskId, task_version: 1, runner: 'openai', workflow_id, status,
+  await getStack().db.conn.db!.collection<{ _id: string; [k: string]: unknown }>('runs').insertOne({
+    owner, profile: 'default', task, name, task_id: taskId, task_version: 1, runner: 'openai', _id: workflow_id, status,
     payload_json: '{}', results: [], started: true, created_at: now, modified_at: now,
   });
   return workflow_id;

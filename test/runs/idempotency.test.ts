@@ -51,7 +51,7 @@ describe('runs: one name, one run', () => {
     const now = new Date();
     await db.models.Run.create({
       owner: username, profile: 'default', task: 'heal', name: 'orphan', task_id: taskDoc!._id, task_version: taskDoc!.version,
-      runner: 'openai', workflow_id: runWorkflowId({ owner: username, profile: 'default', task: 'heal', run: 'orphan' }),
+      runner: 'openai', _id: runWorkflowId({ owner: username, profile: 'default', task: 'heal', run: 'orphan' }),
       status: 'pending', payload_json: JSON.stringify({ text: 'stored' }), started: false, created_at: now, modified_at: now,
     });
     const url = await signedUrl(api, 'default', 'heal');

@@ -37,7 +37,7 @@ export function runService(deps: AppDeps, reader: RunReader) {
       if (!record) throw notFound(`run "${id.run}"`);
       let view: RunView | undefined;
       if (!TERMINAL.includes(record.status as RunStatus)) {
-        const live = await reader.read(record.workflow_id);
+        const live = await reader.read(record._id);
         if (live) view = presentRun({ name: record.name, status: live.status, results: live.results, createdAt: record.created_at, modifiedAt: live.modifiedAt });
       }
       view ??= presentRun({ name: record.name, status: record.status, results: record.results, createdAt: record.created_at, modifiedAt: record.modified_at });
