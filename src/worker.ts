@@ -22,12 +22,12 @@ async function main() {
   const logger = createLogger({ level: config.LOG_LEVEL, name: 'worker' });
   try {
     const db = await connectDb(config.MONGO_URL);
-    const { worker, connection } = await createWorker({ config, logger, db, keyring: keyringFromConfig(config) });
+    const { worker, close } = await createWorker({ config, logger, db, keyring: keyringFromConfig(config) });
     logger.info({ taskQueue: config.TEMPORAL_TASK_QUEUE }, 'worker polling');
     process.once('SIGINT', () => worker.shutdown());
     process.once('SIGTERM', () => worker.shutdown());
     await worker.run();
-    await connection.close();
+    await close();
     await db.close();
   } catch (err) {
     console.error(`worker failed: ${(err as Error).message}`);

@@ -123,7 +123,7 @@ export async function startStack(): Promise<Stack> {
 
   const startWorker = async (overrides: Record<string, string> = {}): Promise<RunningWorker> => {
     const workerConfig = loadConfig({ ...env, ...overrides });
-    const { worker, connection } = await createWorker({ config: workerConfig, logger, db, keyring });
+    const { worker, close } = await createWorker({ config: workerConfig, logger, db, keyring });
     const running = worker.run();
     let stopped = false;
     const stop = async () => {
@@ -131,7 +131,7 @@ export async function startStack(): Promise<Stack> {
       stopped = true;
       if (worker.getState() === 'RUNNING') worker.shutdown();
       await running.catch(() => undefined);
-      await connection.close();
+      await close();
     };
     teardown.unshift(stop);
     return { worker, stop };

@@ -1,0 +1,38 @@
+import type { ServletRuntime } from './servlets';
+import type { CallToolResult } from '../workflows/types';
+
+/** What the tool activity needs of an install: its module, opened configuration and allowed hosts. */
+export interface InstallForRun {
+  contentAddress: string;
+  loadModule(): Promise<Uint8Array>;
+  config: Record<string, string>;
+  domains: string[] | null;
+}
+
+export interface ToolCallInput {
+  owner: string;
+  profile: string;
+  install: string;
+  tool: string;
+  arguments: Record<string, unknown>;
+}
+
+/**
+ * Runs one tool call in its servlet's sandbox. The install is loaded at call time, so an install changed or removed
+ * while a run is live is seen; its configuration is opened here and goes no further than the plugin.
+ */
+export function createToolCaller(deps: {
+  servlets: ServletRuntime;
+  loadInstall(owner: string, profile: string, install: string): Promise<InstallForRun | null>;
+}) {
+  return async (input: ToolCallInput): Promise<CallToolResult> => {
+    const install = await deps.loadInstall(input.owner, input.profile, input.install);
+    if (!install) {
+      return { isError: true, content: [{ type: 'text', text: `"${input.install}" is no longer installed in profile "${input.profile}"` }] };
+    }
+    return deps.servlets.call(
+      { key: `${input.owner}/${input.profile}/${input.install}`, ...install },
+      { name: input.tool, arguments: input.arguments },
+    ) as Promise<CallToolResult>;
+  };
+}
