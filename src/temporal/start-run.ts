@@ -62,6 +62,19 @@ export async function triggerRun(
   return { created };
 }
 
+/** A record no worker has written is older than this: its start was lost (a crash between insert and start). */
+export const LOST_START_MS = 5_000;
+
+/**
+ * Reads heal too: a run still `pending`, never recorded by a worker and older than LOST_START_MS whose workflow
+ * cannot be queried had its start lost; start it from the record (a no-op when it is in fact running).
+ */
+export async function healLostStart(deps: { models: Models; temporal: Client; config: Config }, record: RunRecord, task: TaskRef | null): Promise<boolean> {
+  if (!task || record.started || record.status !== 'pending' || Date.now() - record.created_at.getTime() < LOST_START_MS) return false;
+  await startFromRecord(deps, record, task);
+  return true;
+}
+
 async function startFromRecord(deps: { models: Models; temporal: Client; config: Config }, record: RunRecord, task: TaskRef) {
   const { config } = deps;
   const identity: RunIdentity = { owner: record.owner, profile: record.profile, task: record.task, run: record.name };

@@ -63,6 +63,22 @@ describe('runs: one name, one run', () => {
     expect((await db.models.Run.findOne({ owner: username, name: 'orphan' }).lean())!.started).to.equal(true);
   });
 
+  it('starts the workflow of a record left without one when the run is read, once the start is clearly lost', async () => {
+    const { api, username } = await signedIn();
+    const { db } = getStack();
+    await createTask(api, 'default', 'heal-read');
+    const taskDoc = await db.models.Task.findOne({ owner: username, name: 'heal-read' }).lean();
+    const created = new Date(Date.now() - 10_000);
+    await db.models.Run.create({
+      owner: username, profile: 'default', task: 'heal-read', name: 'lost', task_id: taskDoc!._id, task_version: taskDoc!.version,
+      runner: 'openai', _id: runWorkflowId({ owner: username, profile: 'default', task: 'heal-read', run: 'lost' }),
+      status: 'pending', payload_json: JSON.stringify({ text: 'healed' }), started: false, created_at: created, modified_at: created,
+    });
+    const run = await waitForRun(api, `${getStack().apiUrl}/api/runs/~/default/heal-read/lost`);
+    expect(run.status).to.equal('ready');
+    expect(run.results.at(-1).lastMessage.content).to.equal('echo: Say healed');
+  });
+
   it('names a run itself when the trigger has no run-id, a new one each time', async () => {
     const { api } = await signedIn();
     await createTask(api, 'default', 'anon');

@@ -3,7 +3,7 @@ import type { Context } from 'koa';
 import { notFound } from '../../../errors';
 import { findRun } from '../../../store/runs';
 import { findTask } from '../../../store/tasks';
-import { triggerRun } from '../../../temporal/start-run';
+import { healLostStart, triggerRun } from '../../../temporal/start-run';
 import type { RunReader } from '../../../temporal/run-reader';
 import type { RunIdentity } from '../../../temporal/ids';
 import { TERMINAL, type RunStatus } from '../../../../workflows/types';
@@ -39,6 +39,7 @@ export function runService(deps: AppDeps, reader: RunReader) {
       if (!TERMINAL.includes(record.status as RunStatus)) {
         const live = await reader.read(record._id);
         if (live) view = presentRun({ name: record.name, status: live.status, results: live.results, createdAt: record.created_at, modifiedAt: live.modifiedAt });
+        else await healLostStart({ models, temporal: deps.temporal, config: deps.config }, record, await findTask(models, { owner: id.owner, profile: id.profile, name: id.task }));
       }
       view ??= presentRun({ name: record.name, status: record.status, results: record.results, createdAt: record.created_at, modifiedAt: record.modified_at });
       if (TERMINAL.includes(view.status)) {
