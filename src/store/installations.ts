@@ -1,0 +1,182 @@
+import type { Types } from 'mongoose';
+import { conflict, notFound } from '../errors';
+import { isDuplicateKey } from './connect';
+import { markInstallsChanged } from './install-changes';
+import type { Models } from './models';
+import { loadModule } from './modules';
+import { getProfile } from './profiles';
+import { openJson, sealJson, type Keyring, type SealedSecret } from './secrets';
+import { findServlet, findVisibleServlet, fromServletDoc, type ServletRecord, type ServletRef } from './servlets';
+
+export interface InstallRecord {
+  _id: Types.ObjectId;
+  owner: string;
+  profile: string;
+  name: string;
+  servlet_owner: string;
+  servlet_name: string;
+  /** Sealed JSON of the string map handed to the servlet as Extism config; null when empty. */
+  config: SealedSecret | null;
+  /** null: every host outside the blocklist; []: no network; else host globs. */
+  domains: string[] | null;
+  created_at: Date;
+  modified_at: Date;
+}
+
+/** An install with its servlet and its configuration opened: for the profile's owner only. */
+export interface InstallView {
+  install: InstallRecord;
+  servlet: ServletRecord;
+  config: Record<string, string>;
+}
+
+export interface InstallInput {
+  owner: string;
+  profile: string;
+  /** undefined: the servlet's name. */
+  name?: string;
+  servlet: ServletRef;
+  config: Record<string, string>;
+  domains: string[] | null;
+  /** false: an install of that name already there is a 409 `install_exists` instead of being replaced. */
+  allowUpdate: boolean;
+}
+
+const openConfig = (keyring: Keyring, sealed: SealedSecret | null): Record<string, string> =>
+  sealed ? openJson<Record<string, string>>(keyring, sealed) : {};
+
+/**
+ * Installs a servlet the owner may see (their own, or a public one) into one of their profiles, or replaces the
+ * install of that name: servlet, configuration and hosts all come from this call. Throws 404 for a missing
+ * profile or servlet, 409 `install_exists` when `allowUpdate` is false and the name is taken.
+ */
+export async function installServlet(models: Models, keyring: Keyring, input: InstallInput, now = new Date()): Promise<InstallView & { created: boolean }> {
+  await getProfile(models, input.owner, input.profile);
+  const servlet = await findVisibleServlet(models, input.owner, input.servlet);
+  if (!servlet) throw notFound(`servlet "${input.servlet.owner}/${input.servlet.name}"`);
+  const ref = { owner: input.owner, profile: input.profile, name: input.name ?? servlet.name };
+  const set = {
+    servlet_owner: servlet.owner,
+    servlet_name: servlet.name,
+    config: Object.keys(input.config).length > 0 ? sealJson(keyring, input.config) : null,
+    domains: input.domains,
+    modified_at: now,
+  };
+  const taken = () => conflict(`install "${ref.name}" already exists in profile "${ref.profile}"`, 'install_exists');
+
+  let created = false;
+  if (await models.Installation.exists(ref)) {
+    if (!input.allowUpdate) throw taken();
+    await models.Installation.updateOne(ref, { $set: set });
+  } else {
+    try {
+      await models.Installation.create({ ...ref, ...set, created_at: now });
+      created = true;
+    } catch (err) {
+      if (!isDuplicateKey(err)) throw err;
+      if (!input.allowUpdate) throw taken();
+      await models.Installation.updateOne(ref, { $set: set });
+    }
+  }
+  await markInstallsChanged(models, [ref]);
+  // the servlet may have been deleted (with its installs) while this one was written: do not leave an orphan
+  if (!(await findServlet(models, servlet))) {
+    await removeInstall(models, ref.owner, ref.profile, ref.name);
+    throw notFound(`servlet "${servlet.owner}/${servlet.name}"`);
+  }
+  const install = await models.Installation.findOne(ref).lean<InstallRecord>();
+  if (!install) throw notFound(`install "${ref.name}"`);
+  return { install, servlet, config: input.config, created };
+}
+
+/**
+ * The profile's installs by name, with their servlets and opened configuration, and when anything in that list
+ * last changed: an install written, a servlet replaced, an install removed, the profile (re)created. Installs
+ * whose servlet is gone are left out. Throws 404 for a missing profile.
+ */
+export async function listInstalls(
+  models: Models,
+  keyring: Keyring,
+  owner: string,
+  profile: string,
+): Promise<{ installs: InstallView[]; lastModified: Date }> {
+  const mark = await models.Profile.findOne({ owner, name: profile }, { created_at: 1, installs_modified_at: 1 }).lean<{
+    created_at: Date;
+    installs_modified_at?: Date | null;
+  }>();
+  if (!mark) throw notFound(`profile "${profile}"`);
+  const installs = await models.Installation.find({ owner, profile }).sort({ name: 1 }).lean<InstallRecord[]>();
+  const servlets = installs.length === 0 ? [] : await models.Servlet.find({ $or: installs.map((i) => ({ owner: i.servlet_owner, name: i.servlet_name })) }).lean<ServletRecord[]>();
+  const byRef = new Map(servlets.map((s) => [`${s.owner}/${s.name}`, fromServletDoc(s)]));
+
+  let last = Math.max(mark.created_at.getTime(), mark.installs_modified_at?.getTime() ?? 0);
+  const views: InstallView[] = [];
+  for (const install of installs) {
+    const servlet = byRef.get(`${install.servlet_owner}/${install.servlet_name}`);
+    last = Math.max(last, install.modified_at.getTime(), servlet?.modified_at.getTime() ?? 0);
+    if (servlet) views.push({ install, servlet, config: openConfig(keyring, install.config) });
+  }
+  return { installs: views, lastModified: new Date(last) };
+}
+
+/** false when the profile has no install by that name. */
+export async function removeInstall(models: Models, owner: string, profile: string, name: string): Promise<boolean> {
+  const res = await models.Installation.deleteOne({ owner, profile, name });
+  if (res.deletedCount === 0) return false;
+  await markInstallsChanged(models, [{ owner, profile }]);
+  return true;
+}
+
+/**
+ * May `viewer` download the module at this address? Only the owner of a servlet with these bytes, or the owner
+ * of a profile that installs such a servlet (whatever the servlet's visibility now).
+ */
+export async function mayReadModule(models: Models, viewer: string, contentAddress: string): Promise<boolean> {
+  const servlets = await models.Servlet.find({ content_address: contentAddress }, { _id: 0, owner: 1, name: 1 }).lean<ServletRef[]>();
+  if (servlets.length === 0) return false;
+  if (servlets.some((s) => s.owner === viewer)) return true;
+  const installed = await models.Installation.exists({
+    owner: viewer,
+    $or: servlets.map((s) => ({ servlet_owner: s.owner, servlet_name: s.name })),
+  });
+  return installed !== null;
+}
+
+export interface InstallForRun {
+  contentAddress: string;
+  /** Throws when the module is gone (the servlet was replaced or deleted since this was read). */
+  loadModule: () => Promise<Uint8Array>;
+  config: Record<string, string>;
+  domains: string[] | null;
+  /** The later of the install's and its servlet's last change: a different value means different plugins. */
+  modifiedAt: Date;
+}
+
+/**
+ * What a run needs to call an install's tools. null when the install, or its servlet, no longer exists. The
+ * configuration is opened here: keep it out of logs, workflow history and results.
+ */
+export async function loadInstallForRun(
+  models: Models,
+  keyring: Keyring,
+  owner: string,
+  profile: string,
+  installName: string,
+): Promise<InstallForRun | null> {
+  const install = await models.Installation.findOne({ owner, profile, name: installName }).lean<InstallRecord>();
+  if (!install) return null;
+  const servlet = await findServlet(models, { owner: install.servlet_owner, name: install.servlet_name });
+  if (!servlet) return null;
+  const contentAddress = servlet.content_address;
+  return {
+    contentAddress,
+    loadModule: async () => {
+      const bytes = await loadModule(models, contentAddress);
+      if (!bytes) throw new Error(`module ${contentAddress} is no longer stored`);
+      return bytes;
+    },
+    config: openConfig(keyring, install.config),
+    domains: install.domains ?? null,
+    modifiedAt: new Date(Math.max(install.modified_at.getTime(), servlet.modified_at.getTime())),
+  };
+}
