@@ -1,0 +1,80 @@
+import crypto from 'node:crypto';
+import Router from '@koa/router';
+import { notFound } from '../../../errors';
+import { installServlet, listInstalls, removeInstall } from '../../../store/installations';
+import type { AppDeps, AuthState } from '../../deps';
+import { presentInstall } from '../../presenters/installation';
+import { parse } from '../../validate';
+import { ownerFromPath } from '../users/owner';
+import { installBody, installDomains, installParams, profileParams } from './schema';
+
+/**
+ * A profile's servlet installs, in the shapes the Python client reads: install (create or replace), list (with
+ * the configuration, for the owner only: nobody else reaches these paths) and uninstall.
+ */
+export function installationsRouter(deps: AppDeps) {
+  const { models } = deps.db;
+  const router = new Router<AuthState>();
+  const base = '/profiles/:user/:profile/installations';
+
+  router.get(base, async (ctx) => {
+    const owner = ownerFromPath(ctx, ctx.params.user, `profile "${ctx.params.user}/${ctx.params.profile}"`);
+    const { profile } = parse(profileParams, ctx.params);
+    // taken before the read, so every change the answer misses is stamped later than this (install-changes.ts)
+    const readAt = new Date();
+    const { installs, lastModified } = await listInstalls(models, deps.keyring, owner, profile);
+    const body = JSON.stringify({ installs: installs.map(presentInstall) });
+    const etag = `W/"${crypto.createHash('sha256').update(body).digest('base64url')}"`;
+    // The Python client sends back the Date of its last answer as If-Modified-Since; HTTP dates have whole seconds.
+    ctx.set('Date', readAt.toUTCString());
+    ctx.set('Last-Modified', lastModified.toUTCString());
+    ctx.set('ETag', etag);
+    ctx.set('Cache-Control', 'private, no-cache');
+    if (notModified(ctx.get('if-none-match'), ctx.get('if-modified-since'), etag, lastModified)) {
+      ctx.status = 304;
+      return;
+    }
+    ctx.type = 'application/json';
+    ctx.body = body;
+  });
+
+  router.post(base, async (ctx) => {
+    const owner = ownerFromPath(ctx, ctx.params.user, `profile "${ctx.params.user}/${ctx.params.profile}"`);
+    const { profile } = parse(profileParams, ctx.params);
+    const body = parse(installBody, ctx.request.body);
+    const servlet = { owner: body.servlet_slug.owner === '~' ? owner : body.servlet_slug.owner, name: body.servlet_slug.name };
+    const result = await installServlet(models, deps.keyring, {
+      owner,
+      profile,
+      name: body.name,
+      servlet,
+      config: body.settings?.config ?? {},
+      domains: installDomains(body),
+      allowUpdate: body.allow_update,
+    });
+    ctx.status = result.created ? 201 : 200;
+    ctx.body = presentInstall(result);
+  });
+
+  router.delete(`${base}/:name`, async (ctx) => {
+    const owner = ownerFromPath(ctx, ctx.params.user, `install "${ctx.params.name}"`);
+    const { profile, name } = parse(installParams, ctx.params);
+    if (!(await removeInstall(models, owner, profile, name))) throw notFound(`install "${profile}/${name}"`);
+    ctx.status = 204;
+  });
+
+  return router;
+}
+
+/**
+ * If-None-Match wins when both are sent (RFC 9110). If-Modified-Since: 304 only when every change was stamped
+ * before that second began, so a change within the same second as the client's last answer is never hidden.
+ */
+function notModified(ifNoneMatch: string, ifModifiedSince: string, etag: string, lastModified: Date): boolean {
+  // weak comparison: W/"x" and "x" are the same tag here
+  const opaque = (tag: string) => tag.trim().replace(/^W\//, '');
+  if (ifNoneMatch) return ifNoneMatch.split(',').some((tag) => opaque(tag) === opaque(etag) || tag.trim() === '*');
+  if (!ifModifiedSince) return false;
+  const since = Date.parse(ifModifiedSince);
+  return !Number.isNaN(since) && lastModified.getTime() < since;
+}
