@@ -11,6 +11,10 @@ import { tasksRouter } from './routes/tasks/router';
 import { runsRouter } from './routes/runs/router';
 import { runService } from './routes/runs/service';
 import { signedTriggerRouter, signedUrlsRouter } from './routes/signed/router';
+import { servletsRouter } from './routes/servlets/router';
+import { moduleUploadBypass } from './routes/servlets/module-upload';
+import { installationsRouter } from './routes/installations/router';
+import { contentRouter } from './routes/content/router';
 import { createRunReader } from '../temporal/run-reader';
 
 /** Builds the API without listening: entry points call `listen`, tests use port 0. */
@@ -47,9 +51,13 @@ export function createApp(deps: AppDeps): Koa {
   api.use(tasksRouter(deps).routes());
   api.use(runsRouter(deps, runs).routes());
   api.use(signedUrlsRouter(deps, runs).routes());
+  api.use(servletsRouter(deps).routes());
+  api.use(installationsRouter(deps).routes());
+  api.use(contentRouter(deps).routes());
 
   app.use(accessLog(deps.logger));
   app.use(errorHandler(deps.logger));
+  app.use(moduleUploadBypass());
   app.use(jsonBody(deps.config.BODY_LIMIT_BYTES));
   app.use(open.routes());
   app.use(api.routes());
