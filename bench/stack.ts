@@ -1,5 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import crypto from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { NativeConnection, Worker } from '@temporalio/worker';
@@ -14,11 +16,13 @@ const root = path.resolve(__dirname, '..');
 
 /** A child started as `node --import tsx <file>` (one process, so its RSS is the component's own). */
 export function startChild(file: string, args: string[], env: Record<string, string>): ChildProcess {
+  const log = path.join(os.tmpdir(), `ptr-bench-${path.basename(file, '.ts')}.log`);
+  const out = fs.openSync(log, 'w');
   const child = spawn(process.execPath, ['--import', 'tsx', path.join(root, file), ...args], {
     env: { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'inherit'],
+    stdio: ['ignore', out, out],
   });
-  child.stdout!.resume();
+  process.stderr.write(`[bench] ${file} logs to ${log}\n`);
   return child;
 }
 

@@ -4,6 +4,7 @@ import { expect } from 'chai';
 import { sessionFor, startApi, uniqueUser } from '../helpers/api';
 import { testEnv } from '../helpers/env';
 import { getStack, OPERATOR_KEYS } from '../helpers/stack';
+import { lastUserText, openaiText, providerError } from '../helpers/fake-provider';
 
 /**
  * Runs through the hosted service's own Python client, unchanged: `task.run(data, run_id=...)` posts to the signed
@@ -58,9 +59,9 @@ describe('the Python client mcp-run 0.5.0 with runs', function () {
   it('triggers a run with task.run, waits for it, reads its answer, and lists it once', async () => {
     const { fake } = getStack();
     fake.script((req) => {
-      const prompt = req.body.messages[0].content as string;
-      if (prompt === 'fail please') return { status: 400, body: { error: { message: 'model does not exist', type: 'invalid_request_error' } } };
-      return { body: { id: 'c', object: 'chat.completion', created: 0, model: 'm', choices: [{ index: 0, finish_reason: 'stop', message: { role: 'assistant', content: `answer to: ${prompt}` } }] } };
+      const prompt = lastUserText(req);
+      if (prompt === 'fail please') return providerError('openai', 400, 'model does not exist');
+      return openaiText(`answer to: ${prompt}`);
     });
     const username = uniqueUser('pyrun');
     const session = await sessionFor(username);

@@ -1,3 +1,4 @@
+import type { Client } from '@temporalio/client';
 import { expect } from 'chai';
 import type { Api } from './api';
 
@@ -43,4 +44,10 @@ export async function postSigned(url: string, body: unknown, headers: Record<str
     parsed = undefined;
   }
   return { status: res.status, body: parsed, text };
+}
+
+/** A run's workflow history as text, with payloads (base64 in the history) decoded, to search it for secrets. */
+export async function historyText(temporal: Client, workflowId: string): Promise<string> {
+  const history = await temporal.workflow.getHandle(workflowId).fetchHistory();
+  return JSON.stringify(history, (k, v) => (k === 'data' && typeof v === 'string' ? Buffer.from(v, 'base64').toString('utf8') : v));
 }

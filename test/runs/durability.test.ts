@@ -5,6 +5,7 @@ import { getStack } from '../helpers/stack';
 import { api as apiFor, signedIn, startApi } from '../helpers/api';
 import { createTask, postSigned, signedUrl, waitForRun } from '../helpers/runs';
 import { childEnv } from '../helpers/env';
+import { lastUserText, openaiText } from '../helpers/fake-provider';
 
 /** A worker in its own process (src/worker.ts, as operators run it), so the test can kill it for real. */
 async function startWorkerProcess(env: Record<string, string>): Promise<ChildProcess> {
@@ -44,7 +45,7 @@ describe('runs: durability', () => {
       fake.script((req) => {
         calls++;
         if (calls === 1) return { hang: true };
-        return { body: { id: 'c', object: 'chat.completion', created: 0, model: 'm', choices: [{ index: 0, finish_reason: 'stop', message: { role: 'assistant', content: `survived: ${req.body.messages[0].content}` } }] } };
+        return openaiText(`survived: ${lastUserText(req)}`);
       });
       const first = await startWorkerProcess(workerEnv);
       children.push(first);

@@ -3,7 +3,7 @@ import { getStack } from '../helpers/stack';
 import { signedIn, type Api } from '../helpers/api';
 import { anthropicText, anthropicToolUse, openaiText, openaiToolCall, type RecordedRequest } from '../helpers/fake-provider';
 import { buildTestServlets, type TestServletName } from '../helpers/servlets';
-import { createTask, postSigned, signedUrl, waitForRun } from '../helpers/runs';
+import { createTask, historyText, postSigned, signedUrl, waitForRun } from '../helpers/runs';
 import { runWorkflowId } from '../../src/temporal/ids';
 
 /** Publishes a test servlet and installs it into the user's default profile, through the API. */
@@ -113,10 +113,9 @@ describe('runs: tools from the profile\'s servlets', () => {
     fake.script([openaiToolCall([{ name: 'sec__greet', arguments: { name: 'Z' } }]), openaiText('done')]);
     const run = await waitForRun(api, (await postSigned(await signedUrl(api, 'default', 'sec'), {}, { 'run-id': 'sec1' })).body.url);
     expect(run.status).to.equal('ready');
-    const history = await temporal.workflow.getHandle(runWorkflowId({ owner: username, profile: 'default', task: 'sec', run: 'sec1' })).fetchHistory();
-    const historyText = JSON.stringify(history, (k, v) => (k === 'data' && typeof v === 'string' ? Buffer.from(v, 'base64').toString('utf8') : v));
-    expect(historyText).to.contain('Hi, Z!');
-    expect(historyText).not.to.contain(secret);
+    const history = await historyText(temporal, runWorkflowId({ owner: username, profile: 'default', task: 'sec', run: 'sec1' }));
+    expect(history).to.contain('Hi, Z!');
+    expect(history).not.to.contain(secret);
     expect(JSON.stringify(run)).not.to.contain(secret);
     expect(logs.text()).not.to.contain(secret);
     expect(JSON.stringify(fake.requests)).not.to.contain(secret);

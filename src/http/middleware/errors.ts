@@ -15,6 +15,7 @@ export function errorHandler(logger: Logger): Middleware {
     } catch (err) {
       const { status, code, message } = toPublicError(err);
       if (status >= 500) logger.error({ err, method: ctx.method, path: ctx.path }, 'request failed');
+      if (status === 503) ctx.set('Retry-After', '1');
       ctx.status = status;
       ctx.body = { error: { code, message } };
     }
@@ -36,5 +37,17 @@ function toPublicError(err: unknown): { status: number; code: string; message: s
     }
     return { status, code: 'invalid_request', message: e.expose && e.message ? e.message : 'bad request' };
   }
+  if (isBackendUnavailable(err)) {
+    return { status: 503, code: 'service_unavailable', message: 'a backend (Temporal or the database) did not answer in time; retry (triggers are idempotent)' };
+  }
   return { status: 500, code: 'internal', message: 'internal error' };
+}
+
+/** Timeouts and unreachable servers of Temporal (gRPC) or MongoDB: the request may well succeed if retried. */
+function isBackendUnavailable(err: unknown): boolean {
+  const e = err as { name?: string; code?: number | string; cause?: unknown } | null;
+  if (!e) return false;
+  // gRPC: 4 DEADLINE_EXCEEDED, 8 RESOURCE_EXHAUSTED, 14 UNAVAILABLE
+  if (e.name === 'ServiceError' && [4, 8, 14].includes(Number((e.cause as { code?: number } | undefined)?.code))) return true;
+  return /^Mongo(Network|NetworkTimeout|ServerSelection|WaitQueueTimeout|PoolCleared)Error$/.test(e.name ?? '');
 }
