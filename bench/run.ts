@@ -13,6 +13,7 @@ import { runWorkflowId } from '../src/temporal/ids';
 import { lastUserText, openaiText } from '../test/helpers/fake-provider';
 import { get, hammer, inFlight, percentile, round, rssMb } from './measure';
 import { startBenchStack, startChild } from './stack';
+import { benchServlets } from './servlets';
 import { freePort, waitForPort } from '../test/helpers/net';
 
 const log = (msg: string) => process.stderr.write(`[bench] ${msg}\n`);
@@ -115,7 +116,15 @@ async function measure(s: Awaited<ReturnType<typeof startBenchStack>>) {
   await new Promise((r) => setTimeout(r, 2000));
   const mem5000 = { api: await rssMb(s.apiPid), worker: await rssMb(s.workerPid) };
 
+  log('servlet calls through the pool beside a direct Extism call...');
+  const servlets = await benchServlets();
+
   const results = {
+    servletCallMs: {
+      pooledP50: round(servlets.pooled.p50, 3), pooledP99: round(servlets.pooled.p99, 3),
+      directP50: round(servlets.direct.p50, 3), directP99: round(servlets.direct.p99, 3),
+      overheadP50: round(servlets.pooled.p50 - servlets.direct.p50, 3),
+    },
     machine: `${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}, ${round(os.totalmem() / 2 ** 30, 0)} GiB, Node ${process.version}`,
     date: new Date().toISOString(),
     serialLatencyMs: { p50: round(percentile(serial, 50)), p99: round(percentile(serial, 99)), baselineP50: round(percentile(serialBare, 50)), baselineP99: round(percentile(serialBare, 99)) },
@@ -146,6 +155,8 @@ function printTable(r: any) {
     ['200 pollers / 20 live runs, p99', `${r.livePolls.p99Ms} ms`, '—', '≤ 50 ms'],
     ['Temporal queries per live run per s', `${r.livePolls.queriesPerLiveRunPerSecond}`, '—', '≤ 5'],
     ['RSS API after 1k / 5k runs', `${r.memoryMb.after1000.api} / ${r.memoryMb.after5000.api} MB`, '—', `≤ 20 % growth (${Math.round(r.memoryMb.growth.api * 100)} %)`],
+    ['servlet call p50 (pool vs direct)', `${r.servletCallMs.pooledP50} ms`, `${r.servletCallMs.directP50} ms`, `overhead ≤ 1 ms (${r.servletCallMs.overheadP50} ms)`],
+    ['servlet call p99 (pool vs direct)', `${r.servletCallMs.pooledP99} ms`, `${r.servletCallMs.directP99} ms`, ''],
     ['RSS worker after 1k / 5k runs', `${r.memoryMb.after1000.worker} / ${r.memoryMb.after5000.worker} MB`, '—', `≤ 20 % growth (${Math.round(r.memoryMb.growth.worker * 100)} %)`],
   ];
   const widths = [0, 1, 2, 3].map((i) => Math.max(...rows.map((row) => row[i]!.length), ['figure', 'ours', 'baseline', 'target'][i]!.length));
