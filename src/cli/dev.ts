@@ -96,7 +96,7 @@ async function main() {
         'ferretdb',
         tools.FERRETDB_BIN!,
         [
-          '--handler=sqlite', `--sqlite-url=file:${dbDir}/`, `--listen-addr=127.0.0.1:${dev.DEV_MONGO_PORT}`,
+          '--handler=sqlite', `--sqlite-url=file:${dbDir}/?_txlock=immediate`, `--listen-addr=127.0.0.1:${dev.DEV_MONGO_PORT}`,
           '--state-dir=-', '--debug-addr=-', '--telemetry=disable', '--log-level=error',
         ],
         { quiet: true },

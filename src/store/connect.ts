@@ -16,5 +16,20 @@ export async function connectDb(url: string): Promise<Db> {
   return { conn, models, close: () => conn.close() };
 }
 
+/** FerretDB on SQLite under write contention: "database is locked (SQLITE_BUSY)"; the same write may succeed next. */
+export const isBusy = (err: unknown) => /SQLITE_BUSY|database is locked/.test(String((err as { message?: string } | null)?.message ?? ''));
+
+/** Runs a write, trying again (up to 5 times, with a short growing pause) while the database says it is busy. */
+export async function retryWhileBusy<T>(write: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await write();
+    } catch (err) {
+      if (!isBusy(err) || attempt >= 5) throw err;
+      await new Promise((r) => setTimeout(r, 20 * attempt + Math.random() * 20));
+    }
+  }
+}
+
 /** true when the error is a duplicate key (E11000) from a unique index. */
 export const isDuplicateKey = (err: unknown) => (err as { code?: number } | null)?.code === 11000;

@@ -1,7 +1,7 @@
 import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
 import type { Types } from 'mongoose';
 import type { Config } from '../config';
-import { isDuplicateKey } from '../store/connect';
+import { isDuplicateKey, retryWhileBusy } from '../store/connect';
 import type { Models } from '../store/models';
 import { findRun, identityFields, type RunRecord } from '../store/runs';
 import type { RunInput } from '../../workflows/types';
@@ -36,7 +36,7 @@ export async function triggerRun(
   let record: RunRecord | null;
   let created = false;
   try {
-    const doc = await deps.models.Run.create({
+    const doc = await retryWhileBusy(() => deps.models.Run.create({
       _id: runWorkflowId(identity),
       ...identityFields(identity),
       task_id: task._id,
@@ -48,7 +48,7 @@ export async function triggerRun(
       started: false,
       created_at: now,
       modified_at: now,
-    });
+    }));
     record = doc.toObject() as RunRecord;
     created = true;
   } catch (err) {

@@ -16,7 +16,7 @@ export async function startFerretDb(bin: string): Promise<{ url: string; stop():
     bin,
     [
       '--handler=sqlite',
-      `--sqlite-url=file:${dir}/`,
+      `--sqlite-url=file:${dir}/?_txlock=immediate`,
       `--listen-addr=127.0.0.1:${port}`,
       '--state-dir=-',
       '--debug-addr=-',

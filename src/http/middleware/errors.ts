@@ -3,6 +3,7 @@ import { ZodError } from 'zod';
 import { AppError } from '../../errors';
 import type { Logger } from '../../logger';
 import { formatZodError } from '../validate';
+import { isBusy } from '../../store/connect';
 
 /** Maps every error once: AppError → its status, zod → 400, body parser errors → 400/413/415, anything else → 500. */
 export function errorHandler(logger: Logger): Middleware {
@@ -49,5 +50,6 @@ function isBackendUnavailable(err: unknown): boolean {
   if (!e) return false;
   // gRPC: 4 DEADLINE_EXCEEDED, 8 RESOURCE_EXHAUSTED, 14 UNAVAILABLE
   if (e.name === 'ServiceError' && [4, 8, 14].includes(Number((e.cause as { code?: number } | undefined)?.code))) return true;
+  if (isBusy(err)) return true;
   return /^Mongo(Network|NetworkTimeout|ServerSelection|WaitQueueTimeout|PoolCleared)Error$/.test(e.name ?? '');
 }
