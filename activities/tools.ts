@@ -1,5 +1,6 @@
 import crypto from 'node:crypto';
 import type { Models } from '../src/store/models';
+import { fromServletDoc } from '../src/store/servlets';
 import type { ToolSpec } from '../workflows/types';
 
 interface DescribedTool {
@@ -16,14 +17,15 @@ interface DescribedTool {
 export async function listProfileTools(models: Models, owner: string, profile: string): Promise<ToolSpec[]> {
   const installs = await models.Installation.find({ owner, profile }).sort({ name: 1 }).lean();
   if (installs.length === 0) return [];
-  const servlets = await models.Servlet.find({
-    $or: installs.map((i) => ({ owner: i.servlet_owner, name: i.servlet_name })),
-  }).lean();
+  // fromServletDoc restores the `$`/`.` keys (JSON Schema's $ref, $defs...) that FerretDB makes the store escape.
+  const servlets = (
+    await models.Servlet.find({ $or: installs.map((i) => ({ owner: i.servlet_owner, name: i.servlet_name })) }).lean()
+  ).map(fromServletDoc);
   const specs: ToolSpec[] = [];
   const used = new Set<string>();
   for (const install of installs) {
     const servlet = servlets.find((s) => s.owner === install.servlet_owner && s.name === install.servlet_name);
-    const tools = ((servlet?.schema as { tools?: DescribedTool[] } | undefined)?.tools ?? []) as DescribedTool[];
+    const tools = (servlet?.schema.tools ?? []) as DescribedTool[];
     for (const tool of tools) {
       let name = `${install.name}__${tool.name}`.replace(/[^A-Za-z0-9_-]/g, '_');
       if (name.length > 64 || used.has(name) || name !== `${install.name}__${tool.name}`) {

@@ -26,6 +26,7 @@ async function startWorkerProcess(env: Record<string, string>): Promise<ChildPro
 
 describe('runs: durability', () => {
   const children: ChildProcess[] = [];
+  beforeEach(() => getStack().fake.reset());
   afterEach(() => {
     for (const c of children) if (c.exitCode === null) c.kill('SIGKILL');
     getStack().fake.reset();
@@ -51,7 +52,8 @@ describe('runs: durability', () => {
       children.push(first);
       const res = await postSigned(await signedUrl(client, 'default', 'durable'), { text: 'x' }, { 'run-id': 'd1' });
       expect(res.status).to.equal(201);
-      while (fake.requests.length === 0) await new Promise((r) => setTimeout(r, 50));
+      // Kill only once this run's provider call is in flight on the first worker.
+      while (calls === 0) await new Promise((r) => setTimeout(r, 50));
       first.kill('SIGKILL');
       await new Promise((r) => first.once('exit', r));
       children.push(await startWorkerProcess(workerEnv));

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { getStack } from '../helpers/stack';
 import { signedIn, type Api } from '../helpers/api';
 import { anthropicText, anthropicToolUse, openaiText, openaiToolCall, type RecordedRequest } from '../helpers/fake-provider';
-import { buildTestServlets, type TestServletName } from '../helpers/servlets';
+import { buildTestServlets, compileWat, type TestServletName } from '../helpers/servlets';
 import { createTask, historyText, postSigned, signedUrl, waitForRun } from '../helpers/runs';
 import { runWorkflowId } from '../../src/temporal/ids';
 
@@ -64,6 +64,23 @@ describe('runs: tools from the profile\'s servlets', () => {
     const second = fake.requests[1]!.body.messages;
     expect(second[1]).to.deep.equal({ role: 'assistant', content: [{ type: 'text', text: 'let me greet' }, { type: 'tool_use', id: 'toolu_1', name: 'g__greet', input: { name: 'Bo' } }] });
     expect(second[2].content[0]).to.deep.include({ type: 'tool_result', tool_use_id: 'toolu_1', is_error: false });
+  });
+
+  it('offers a tool whose JSON Schema uses $-keys to the model exactly as the servlet described it', async () => {
+    const { api, username } = await signedIn();
+    const { fake } = getStack();
+    const schema = { $schema: 'https://json-schema.org/draft/2020-12/schema', type: 'object', properties: { when: { $ref: '#/$defs/date' } }, $defs: { date: { type: 'string', format: 'date' } } };
+    const json = JSON.stringify({ tools: [{ name: 'plan', description: 'Plans a day', inputSchema: schema }] }).replace(/\\/g, '\\\\').replace(/"/g, '\\"');
+    const module = await compileWat(`(module
+  ;; @prelude
+  (func (export "describe") (result i32) (call $out_begin) (call $emit (string "${json}")) (call $out_end) (i32.const 0))
+  (func (export "call") (result i32) (call $out_begin) (call $emit (string "{\\"content\\":[{\\"type\\":\\"text\\",\\"text\\":\\"ok\\"}]}")) (call $out_end) (i32.const 0)))`);
+    const put = await api.request('PUT', '/api/servlets/~/planner', undefined, { headers: { 'content-type': 'application/wasm' }, raw: Buffer.from(module) as unknown as string });
+    expect(put.status, put.text).to.equal(201);
+    expect((await api.post('/api/profiles/~/default/installations', { servlet_slug: `${username}/planner`, name: 'planner' })).status).to.equal(201);
+    await createTask(api, 'default', 'plan');
+    await waitForRun(api, (await postSigned(await signedUrl(api, 'default', 'plan'), {})).body.url);
+    expect(fake.requests[0]!.body.tools[0].function.parameters).to.deep.equal(schema);
   });
 
   it('maps image content to what each provider accepts', async () => {
