@@ -1,0 +1,114 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { expect } from 'chai';
+import { childEnv } from '../helpers/env';
+import { getStack } from '../helpers/stack';
+import { freePort } from '../helpers/net';
+
+interface Dev {
+  child: ChildProcess;
+  output: () => string;
+  exited: Promise<number | null>;
+}
+
+/** `npm run dev` as a user runs it (the same entry point), on free ports and a throwaway data directory. */
+function startDev(env: Record<string, string>): Dev {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/dev.ts'], { env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
+  return { child, output: () => out, exited: new Promise((r) => child.once('exit', (code) => r(code))) };
+}
+
+async function waitForOutput(dev: Dev, pattern: RegExp, timeoutMs: number): Promise<RegExpExecArray> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const m = pattern.exec(dev.output());
+    if (m) return m;
+    if (dev.child.exitCode !== null || Date.now() > deadline) throw new Error(`no ${pattern} in:\n${dev.output()}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+const listening = (port: number) =>
+  new Promise<boolean>((resolve) => {
+    const s = net.connect({ port, host: '127.0.0.1' }, () => (s.destroy(), resolve(true)));
+    s.once('error', () => resolve(false));
+  });
+
+describe('npm run dev', function () {
+  this.timeout(180_000);
+  let dataDir: string;
+  let env: Record<string, string>;
+
+  before(async () => {
+    dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'ptr-dev-'));
+    const { fake } = getStack();
+    env = {
+      DEV_DATA_DIR: dataDir,
+      PORT: String(await freePort()),
+      DEV_TEMPORAL_PORT: String(await freePort()),
+      DEV_TEMPORAL_UI_PORT: String(await freePort()),
+      DEV_MONGO_PORT: String(await freePort()),
+      OPENAI_BASE_URL: fake.openaiBaseUrl,
+      LOG_LEVEL: 'warn',
+    };
+  });
+  after(() => fs.rmSync(dataDir, { recursive: true, force: true }));
+
+  it('says which port is taken and exits non-zero, leaving nothing running', async () => {
+    const blocker = net.createServer().listen(Number(env.DEV_TEMPORAL_PORT), '127.0.0.1');
+    await new Promise((r) => blocker.once('listening', r));
+    try {
+      const dev = startDev(env);
+      expect(await dev.exited).to.equal(1);
+      expect(dev.output()).to.contain(`port ${env.DEV_TEMPORAL_PORT} (Temporal) is already in use`);
+      expect(await listening(Number(env.DEV_MONGO_PORT))).to.equal(false);
+    } finally {
+      blocker.close();
+    }
+  });
+
+  it('starts everything, stops every process on Ctrl-C, and a second start still decrypts what the first stored', async () => {
+    const { fake } = getStack();
+    const first = startDev(env);
+    const session = (await waitForOutput(first, /^Session: (\S+)$/m, 150_000))[1]!;
+    expect(first.output()).to.match(new RegExp(`Temporal Web UI: +http://127\\.0\\.0\\.1:${env.DEV_TEMPORAL_UI_PORT}`));
+    expect(fs.statSync(path.join(dataDir, 'secrets.json')).mode & 0o777).to.equal(0o600);
+    const api = `http://127.0.0.1:${env.PORT}`;
+    const headers = { cookie: `sessionId=${session}`, 'content-type': 'application/json' };
+    const ui = await fetch(`http://127.0.0.1:${env.DEV_TEMPORAL_UI_PORT}/`);
+    expect(ui.status).to.equal(200);
+    const put = await fetch(`${api}/api/tasks/~/default/kept`, {
+      method: 'PUT', headers,
+      body: JSON.stringify({ runner: 'openai', openai: { prompt: 'Say {{ text }}', model: 'm' }, settings: { key: 'sk-dev-kept-0123456789' } }),
+    });
+    expect(put.status).to.equal(201);
+    first.child.kill('SIGINT');
+    expect(await first.exited).to.equal(0);
+    for (const port of [env.PORT, env.DEV_TEMPORAL_PORT, env.DEV_TEMPORAL_UI_PORT, env.DEV_MONGO_PORT]) {
+      expect(await listening(Number(port)), `port ${port} closed`).to.equal(false);
+    }
+
+    fake.reset();
+    const second = startDev(env);
+    try {
+      await waitForOutput(second, /^Session: (\S+)$/m, 150_000);
+      const signed = (await (await fetch(`${api}/api/tasks/~/default/kept/signed`, { method: 'POST', headers })).json()) as { url: string };
+      const trigger = (await (await fetch(signed.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"text":"again"}' })).json()) as { url: string };
+      let run: any;
+      for (let i = 0; i < 200 && run?.status !== 'ready' && run?.status !== 'error'; i++) {
+        await new Promise((r) => setTimeout(r, 100));
+        run = await (await fetch(trigger.url, { headers })).json();
+      }
+      expect(run.status, JSON.stringify(run)).to.equal('ready');
+      expect(fake.requests[0]!.headers.authorization).to.equal('Bearer sk-dev-kept-0123456789');
+    } finally {
+      second.child.kill('SIGINT');
+      await second.exited;
+    }
+  });
+});
