@@ -41,6 +41,7 @@ describe('runs: reads', () => {
     expect(live.results.map((e: any) => e.msg)).to.deep.equal(['run started', 'prompt']);
     const record = await db.models.Run.findOne({ owner: username, name: 'l1' }).lean();
     expect(record!.results, 'entries between status changes live only in the workflow').to.have.length(0);
+    expect((await api.delete('/api/tasks/~/default/live')).status, 'deleting the task cancels its live run').to.equal(204);
   });
 
   it('shares one query between concurrent polls of a live run', async () => {
@@ -57,6 +58,7 @@ describe('runs: reads', () => {
     expect(reader.queryCount()).to.equal(1);
     await reader.read(id);
     expect(reader.queryCount(), 'answered from the cache within its window').to.equal(1);
+    expect((await api.delete('/api/tasks/~/default/shared')).status).to.equal(204);
   });
 
   it('lists a task\'s runs newest first, paged with a Link header', async () => {
