@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { NAME_RULE, nameSchema } from '../../../store/names';
+import { nameSchema } from '../../../store/names';
 
 /** Variant A trigger body: trigger data is a flat map of string to string. */
 export const variantATrigger = z.object({
@@ -10,7 +10,7 @@ export type VariantATrigger = z.infer<typeof variantATrigger>;
 /** The `run-id` header of a signed trigger. */
 export const runIdHeader = nameSchema.optional();
 
-export const runName = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/, `expected ${NAME_RULE}`);
+export const runName = nameSchema;
 
 export const runListQuery = z.object({
   limit: z.coerce.number().int().min(1).max(1000).default(100),
