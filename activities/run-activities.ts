@@ -9,13 +9,29 @@ import { callOpenAI } from './providers/openai';
 import { expandTemplate } from './template';
 import { listProfileTools } from './tools';
 
+const VERSION_CACHE_MS = 60_000;
+
 /** The activities of a run. Keys are loaded and decrypted only inside `callModel`, used, and dropped. */
 export function createRunActivities(deps: ActivityDeps) {
   const { models } = deps.db;
 
-  async function loadVersion(taskId: string, version: number) {
-    const doc = await models.TaskVersion.findOne({ task_id: new Types.ObjectId(taskId), version }).lean();
-    if (!doc) throw ApplicationFailure.nonRetryable(`task version ${version} no longer exists (the task was deleted)`, 'TaskGone');
+  // A task version never changes once saved, so a run's several reads of it (prepare, then every model call) and
+  // the runs of a busy task share one database read. Bounded in size and age (a deleted task's runs are cancelled).
+  const versions = new Map<string, { at: number; doc: Promise<VersionDoc> }>();
+  type VersionDoc = NonNullable<Awaited<ReturnType<typeof findVersion>>>;
+  const findVersion = (taskId: string, version: number) => models.TaskVersion.findOne({ task_id: new Types.ObjectId(taskId), version }).lean();
+
+  async function loadVersion(taskId: string, version: number): Promise<VersionDoc> {
+    const key = `${taskId}:${version}`;
+    const hit = versions.get(key);
+    if (hit && Date.now() - hit.at < VERSION_CACHE_MS) return hit.doc;
+    const doc = findVersion(taskId, version).then((d) => {
+      if (!d) throw ApplicationFailure.nonRetryable(`task version ${version} no longer exists (the task was deleted)`, 'TaskGone');
+      return d;
+    });
+    versions.set(key, { at: Date.now(), doc });
+    doc.catch(() => versions.delete(key));
+    if (versions.size > 1_000) versions.delete(versions.keys().next().value!);
     return doc;
   }
 

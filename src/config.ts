@@ -70,6 +70,8 @@ const schema = z.object({
   /** A worker that stops heartbeating while it waits on a provider is presumed lost after this long. */
   PROVIDER_HEARTBEAT_TIMEOUT_MS: positiveInt.default(15_000),
   LIVE_RUN_CACHE_MS: z.coerce.number().int().min(0).max(5_000).default(250),
+  /** How long the API reuses a run record for reads; a deleted run may be served this long after deletion. */
+  RUN_RECORD_CACHE_MS: z.coerce.number().int().min(0).max(10_000).default(2_000),
   BODY_LIMIT_BYTES: positiveInt.default(1024 * 1024),
   MODULE_LIMIT_BYTES: positiveInt.default(20 * 1024 * 1024),
   SERVLET_CALL_TIMEOUT_MS: positiveInt.default(10_000),

@@ -5,7 +5,8 @@ import { findRun } from '../../../store/runs';
 import { findTask } from '../../../store/tasks';
 import { healLostStart, triggerRun } from '../../../temporal/start-run';
 import type { RunReader } from '../../../temporal/run-reader';
-import type { RunIdentity } from '../../../temporal/ids';
+import { runWorkflowId, type RunIdentity } from '../../../temporal/ids';
+import { createRecordCache } from './record-cache';
 import { TERMINAL, type RunStatus } from '../../../../workflows/types';
 import type { AppDeps } from '../../deps';
 import { presentRun, type RunView } from '../../presenters/run';
@@ -13,8 +14,14 @@ import { presentRun, type RunView } from '../../presenters/run';
 /** What both variants' run routes share: load the task, trigger, read one run. */
 export function runService(deps: AppDeps, reader: RunReader) {
   const { models } = deps.db;
+  const records = createRecordCache(deps.config.RUN_RECORD_CACHE_MS);
 
   return {
+    /** This process serves a deleted task's runs as gone at once (others within RUN_RECORD_CACHE_MS). */
+    forgetTask(ref: { owner: string; profile: string; name: string }) {
+      records.forgetPrefix(`${runWorkflowId({ owner: ref.owner, profile: ref.profile, task: ref.name, run: '' })}`);
+    },
+
     async loadTask(owner: string, profile: string, name: string) {
       const task = await findTask(models, { owner, profile, name });
       if (!task) throw notFound(`task "${profile}/${name}"`);
@@ -33,32 +40,46 @@ export function runService(deps: AppDeps, reader: RunReader) {
      * changes again, from its record, with an ETag.
      */
     async read(ctx: Context, id: RunIdentity): Promise<void> {
-      const record = await findRun(models, id);
-      if (!record) throw notFound(`run "${id.run}"`);
-      let view: RunView | undefined;
-      if (!TERMINAL.includes(record.status as RunStatus)) {
-        const live = await reader.read(record._id);
-        if (live) view = presentRun({ name: record.name, status: live.status, results: live.results, createdAt: record.created_at, modifiedAt: live.modifiedAt });
-        else await healLostStart({ models, temporal: deps.temporal, config: deps.config }, record, await findTask(models, { owner: id.owner, profile: id.profile, name: id.task }));
+      const { record, entry } = await records.get(runWorkflowId(id), () => findRun(models, id));
+      if (!record || !entry) throw notFound(`run "${id.run}"`);
+      const fromRecord = () => presentRun({ name: record.name, status: record.status, results: record.results, createdAt: record.created_at, modifiedAt: record.modified_at });
+      if (TERMINAL.includes(record.status as RunStatus)) {
+        entry.closed ??= render(fromRecord());
+        return sendClosed(ctx, entry.closed);
       }
-      view ??= presentRun({ name: record.name, status: record.status, results: record.results, createdAt: record.created_at, modifiedAt: record.modified_at });
-      if (TERMINAL.includes(view.status)) {
-        const body = JSON.stringify(view);
-        const etag = `"${crypto.createHash('sha1').update(body).digest('base64url')}"`;
-        ctx.set('ETag', etag);
-        ctx.set('Cache-Control', 'private, no-cache');
-        if (ctx.get('if-none-match') === etag) {
-          ctx.status = 304;
-          return;
-        }
-        ctx.type = 'application/json';
-        ctx.body = body;
+      const live = await reader.read(record._id);
+      if (!live) {
+        await healLostStart({ models, temporal: deps.temporal, config: deps.config }, record, await findTask(models, { owner: id.owner, profile: id.profile, name: id.task }));
+        ctx.set('Cache-Control', 'no-store');
+        ctx.body = fromRecord();
         return;
+      }
+      const view = presentRun({ name: record.name, status: live.status, results: live.results, createdAt: record.created_at, modifiedAt: live.modifiedAt });
+      if (TERMINAL.includes(view.status)) {
+        records.forget(record._id); // the next read takes the closed record
+        return sendClosed(ctx, render(view));
       }
       ctx.set('Cache-Control', 'no-store');
       ctx.body = view;
     },
   };
+}
+
+/** A closed run never changes again: it answers with an ETag, and 304 to a matching If-None-Match. */
+function sendClosed(ctx: Context, closed: { body: string; etag: string }) {
+  ctx.set('ETag', closed.etag);
+  ctx.set('Cache-Control', 'private, no-cache');
+  if (ctx.get('if-none-match') === closed.etag) {
+    ctx.status = 304;
+    return;
+  }
+  ctx.type = 'application/json';
+  ctx.body = closed.body;
+}
+
+function render(view: RunView) {
+  const body = JSON.stringify(view);
+  return { body, etag: `"${crypto.createHash('sha1').update(body).digest('base64url')}"` };
 }
 
 export type RunService = ReturnType<typeof runService>;

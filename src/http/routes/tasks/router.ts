@@ -18,7 +18,8 @@ type Ctx = RouterContext<AuthState>;
  * - Variant B: `/api/tasks/:user[/:profile[/:task]]` (any profile, openai or anthropic, any model).
  * `:user` is `~` or the session's username; anything else is a 404.
  */
-export function tasksRouter(deps: AppDeps) {
+/** `onDeleted` lets the run read path drop what it cached of the task's runs. */
+export function tasksRouter(deps: AppDeps, onDeleted: (ref: TaskRef) => void = () => undefined) {
   const { models } = deps.db;
   const router = new Router<AuthState>();
 
@@ -47,6 +48,7 @@ export function tasksRouter(deps: AppDeps) {
     const ref = taskRef(ctx, profile);
     const result = await deleteTaskCascade({ models, temporal: deps.temporal, logger: deps.logger }, ref);
     if (!result.deleted) throw notFound(`task "${ref.profile}/${ref.name}"`);
+    onDeleted(ref);
     ctx.status = 204;
   };
 
