@@ -57,6 +57,7 @@ export function runService(deps: AppDeps, reader: RunReader) {
       const view = presentRun({ name: record.name, status: live.status, results: live.results, createdAt: record.created_at, modifiedAt: live.modifiedAt });
       if (TERMINAL.includes(view.status)) {
         records.forget(record._id); // the next read takes the closed record
+        reader.forget(record._id);
         return sendClosed(ctx, render(view));
       }
       ctx.set('Cache-Control', 'no-store');
