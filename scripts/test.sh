@@ -10,4 +10,15 @@ export PTR_TEST_PYTHON="$PWD/.venv/bin/python"
 
 echo "[test] type check"; npx tsc --noEmit
 echo "[test] lint"; npx eslint . --max-warnings 0
-echo "[test] mocha"; if [ $# -eq 0 ]; then set -- 'test/**/*.test.ts'; fi; npx mocha "$@"
+echo "[test] mocha"; if [ $# -eq 0 ]; then set -- 'test/**/*.test.ts'; fi
+log=$(mktemp)
+set +e
+npx mocha "$@" 2>&1 | tee "$log"
+status=${PIPESTATUS[0]}
+set -e
+# A plain closing line that any CI reads, whatever the runner: "N passed, N failed".
+passed=$(sed 's/\x1b\[[0-9;]*m//g' "$log" | grep -oE '^ +[0-9]+ passing' | tail -n1 | grep -oE '[0-9]+' || echo 0)
+failed=$(sed 's/\x1b\[[0-9;]*m//g' "$log" | grep -oE '^ +[0-9]+ failing' | tail -n1 | grep -oE '[0-9]+' || echo 0)
+rm -f "$log"
+echo "mocha: ${passed:-0} passed, ${failed:-0} failed"
+exit "$status"
