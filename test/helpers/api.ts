@@ -25,8 +25,20 @@ export interface ApiResponse {
 
 export interface RequestOptions {
   headers?: Record<string, string>;
-  /** Sent as is (no JSON encoding, no content type added). */
-  raw?: string;
+  /** Sent as is (no JSON encoding, no content type added): text, or bytes such as a module. */
+  raw?: string | Uint8Array;
+}
+
+/** The answer as tests read it: status, headers, text, and the parsed JSON body (undefined when there is none). */
+export async function readResponse(res: Response): Promise<ApiResponse> {
+  const text = await res.text();
+  let body: unknown;
+  try {
+    body = text ? JSON.parse(text) : undefined;
+  } catch {
+    body = undefined;
+  }
+  return { status: res.status, headers: res.headers, text, body };
 }
 
 /** fetch wrappers that send `Cookie: sessionId=<id>` (none when `sessionId` is undefined) and parse the answer. */
@@ -34,20 +46,12 @@ export function api(sessionId: string | undefined, baseUrl = getStack().apiUrl) 
   const request = async (method: string, path: string, body?: unknown, options: RequestOptions = {}): Promise<ApiResponse> => {
     const headers: Record<string, string> = { ...options.headers };
     if (sessionId !== undefined) headers.cookie = `sessionId=${sessionId}`;
-    let payload: string | undefined = options.raw;
+    let payload: string | Uint8Array | undefined = options.raw;
     if (payload === undefined && body !== undefined) {
       payload = JSON.stringify(body);
       headers['content-type'] ??= 'application/json';
     }
-    const res = await fetch(`${baseUrl}${path}`, { method, headers, body: payload });
-    const text = await res.text();
-    let parsed: unknown;
-    try {
-      parsed = text ? JSON.parse(text) : undefined;
-    } catch {
-      parsed = undefined;
-    }
-    return { status: res.status, headers: res.headers, text, body: parsed };
+    return readResponse(await fetch(`${baseUrl}${path}`, { method, headers, body: payload }));
   };
   return {
     request,

@@ -11,7 +11,7 @@ async function install(api: Api, username: string, servlet: TestServletName, nam
   const modules = await buildTestServlets();
   const put = await api.request('PUT', `/api/servlets/~/${servlet}`, undefined, {
     headers: { 'content-type': 'application/wasm' },
-    raw: Buffer.from(modules[servlet]) as unknown as string,
+    raw: modules[servlet],
   });
   expect(put.status, put.text).to.be.oneOf([200, 201]);
   const res = await api.post('/api/profiles/~/default/installations', { servlet_slug: `${username}/${servlet}`, name, settings: { config } });
@@ -75,7 +75,7 @@ describe('runs: tools from the profile\'s servlets', () => {
   ;; @prelude
   (func (export "describe") (result i32) (call $out_begin) (call $emit (string "${json}")) (call $out_end) (i32.const 0))
   (func (export "call") (result i32) (call $out_begin) (call $emit (string "{\\"content\\":[{\\"type\\":\\"text\\",\\"text\\":\\"ok\\"}]}")) (call $out_end) (i32.const 0)))`);
-    const put = await api.request('PUT', '/api/servlets/~/planner', undefined, { headers: { 'content-type': 'application/wasm' }, raw: Buffer.from(module) as unknown as string });
+    const put = await api.request('PUT', '/api/servlets/~/planner', undefined, { headers: { 'content-type': 'application/wasm' }, raw: module });
     expect(put.status, put.text).to.equal(201);
     expect((await api.post('/api/profiles/~/default/installations', { servlet_slug: `${username}/planner`, name: 'planner' })).status).to.equal(201);
     await createTask(api, 'default', 'plan');

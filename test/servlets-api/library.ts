@@ -1,4 +1,4 @@
-import { api, signedIn, type ApiResponse } from '../helpers/api';
+import { api, readResponse, signedIn, type ApiResponse } from '../helpers/api';
 import { buildTestServlets, type TestServletName } from '../helpers/servlets';
 import { getStack } from '../helpers/stack';
 
@@ -29,15 +29,7 @@ export async function libraryUser(prefix = 'lib', baseUrl = getStack().apiUrl) {
 export type LibraryUser = Awaited<ReturnType<typeof libraryUser>>;
 
 async function send(url: string, init: RequestInit): Promise<ApiResponse> {
-  const res = await fetch(url, init);
-  const text = await res.text();
-  let body: unknown;
-  try {
-    body = text ? JSON.parse(text) : undefined;
-  } catch {
-    body = undefined;
-  }
-  return { status: res.status, headers: res.headers, text, body };
+  return readResponse(await fetch(url, init));
 }
 
 /** Publishes a test servlet and returns the answer's body; fails the test on anything but 201/200. */
