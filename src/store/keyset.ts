@@ -37,25 +37,28 @@ function decodeCursor(cursor: string, tieBreakers: readonly string[]): SortKey {
 
 const encodeCursor = (key: SortKey) => Buffer.from(JSON.stringify(key)).toString('base64url');
 
-/** The filter that selects items strictly after `cursor` in (created_at, ...tieBreakers) ascending order. */
-function afterCursor(cursor: string, tieBreakers: readonly string[]): Record<string, unknown> {
+/** The filter that selects items strictly after `cursor` in (created_at, ...tieBreakers) order (1 ascending, -1 descending). */
+function afterCursor(cursor: string, tieBreakers: readonly string[], order: 1 | -1): Record<string, unknown> {
   const [ms, ...rest] = decodeCursor(cursor, tieBreakers);
   const fields: Array<[string, unknown]> = [['created_at', new Date(ms)], ...tieBreakers.map((f, i) => [f, rest[i]] as [string, unknown])];
   return {
     $or: fields.map((_, i) => {
       const clause: Record<string, unknown> = {};
       for (const [f, v] of fields.slice(0, i)) clause[f] = v;
-      clause[fields[i]![0]] = { $gt: fields[i]![1] };
+      clause[fields[i]![0]] = { [order === 1 ? '$gt' : '$lt']: fields[i]![1] };
       return clause;
     }),
   };
 }
 
-/** Adds the keyset clause to `filter` and gives the sort; `finish` cuts one extra item off into the next cursor. */
-export function keysetQuery(filter: Record<string, unknown>, page: PageRequest, tieBreakers: readonly string[]) {
-  const where = page.cursor ? { $and: [filter, afterCursor(page.cursor, tieBreakers)] } : filter;
-  const sort: Record<string, 1> = { created_at: 1 };
-  for (const f of tieBreakers) sort[f] = 1;
+/**
+ * Adds the keyset clause to `filter` and gives the sort (oldest first, or newest first with `order` -1); `finish`
+ * cuts one extra item off into the next cursor.
+ */
+export function keysetQuery(filter: Record<string, unknown>, page: PageRequest, tieBreakers: readonly string[], order: 1 | -1 = 1) {
+  const where = page.cursor ? { $and: [filter, afterCursor(page.cursor, tieBreakers, order)] } : filter;
+  const sort: Record<string, 1 | -1> = { created_at: order };
+  for (const f of tieBreakers) sort[f] = order;
   return {
     where,
     sort,

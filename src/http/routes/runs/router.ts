@@ -31,7 +31,7 @@ export function runsRouter(deps: AppDeps, runs: RunService): Router {
   const list = async (ctx: Context, where: { owner: string; profile: string; task: string }) => {
     await runs.loadTask(where.owner, where.profile, where.task);
     const q = parse(runListQuery, { limit: ctx.query.limit, cursor: ctx.query.cursor }, 'query');
-    const page = await listRuns(deps.db.models, where, q.limit, q.cursor);
+    const page = await listRuns(deps.db.models, where, q);
     sendPage(ctx, page, (r) => presentRun({ name: r.name, status: r.status, results: r.results, createdAt: r.created_at, modifiedAt: r.modified_at }));
   };
 
