@@ -1,3 +1,4 @@
+import fs from 'node:fs';
 import http from 'node:http';
 
 export const percentile = (values: number[], p: number) => {
@@ -58,8 +59,35 @@ export async function hammer(url: string, concurrency: number, seconds: number, 
 
 /** Resident memory of a process, from /proc (Linux). */
 export async function rssMb(pid: number): Promise<number> {
-  const { readFile } = await import('node:fs/promises');
-  const status = await readFile(`/proc/${pid}/status`, 'utf8');
+  const status = await fs.promises.readFile(`/proc/${pid}/status`, 'utf8');
   const kb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? NaN);
   return kb / 1024;
+}
+
+/** CPU seconds (user + system) a process has used so far, from /proc (Linux; clock ticks of 10 ms). */
+export function cpuSeconds(pid: number): number {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return NaN;
+  }
+}
+
+/** This process's direct children by command name (the Temporal dev server is started by the testing library). */
+export function childPids(): Array<{ pid: number; comm: string }> {
+  const out: Array<{ pid: number; comm: string }> = [];
+  for (const entry of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      if (ppid === process.pid) out.push({ pid: Number(entry), comm });
+    } catch {
+      // gone in between
+    }
+  }
+  return out;
 }

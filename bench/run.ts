@@ -11,12 +11,18 @@ import { installTemporalRuntime } from '../src/temporal/runtime';
 import { createSession } from '../src/store/sessions';
 import { runWorkflowId } from '../src/temporal/ids';
 import { lastUserText, openaiText } from '../test/helpers/fake-provider';
-import { get, hammer, inFlight, percentile, round, rssMb } from './measure';
+import { childPids, cpuSeconds, get, hammer, inFlight, percentile, round, rssMb } from './measure';
 import { startBenchStack, startChild } from './stack';
 import { benchServlets } from './servlets';
 import { freePort, waitForPort } from '../test/helpers/net';
 
 const log = (msg: string) => process.stderr.write(`[bench] ${msg}\n`);
+
+/** `npm run bench -- throughput live` measures only those parts (for work on one figure); no names: all of them. */
+const PARTS = ['serial', 'throughput', 'closed', 'live', 'memory', 'servlets'] as const;
+const chosen = process.argv.slice(2).filter((a) => !a.startsWith('-'));
+for (const name of chosen) if (!(PARTS as readonly string[]).includes(name)) throw new Error(`unknown part "${name}"; the parts are ${PARTS.join(', ')}`);
+const wanted = (part: (typeof PARTS)[number]) => chosen.length === 0 || chosen.includes(part);
 
 async function main() {
   log('starting the stack (Temporal dev server, FerretDB, API and worker processes)...');
@@ -70,84 +76,124 @@ async function measure(s: Awaited<ReturnType<typeof startBenchStack>>) {
     await s.client.workflow.execute('bareRun', { taskQueue: 'bench-baseline', workflowId: `bare-${bare++}`, args: ['Say x'] });
   };
 
+  /** CPU each process used while `work` ran, in ms per completed item (where a run's cost goes). */
+  const children = childPids();
+  const pids: Record<string, number> = {
+    api: s.apiPid,
+    worker: s.workerPid,
+    ferretdb: children.find((c) => c.comm.startsWith('ferretdb'))?.pid ?? NaN,
+    temporal: children.find((c) => c.comm.startsWith('temporal'))?.pid ?? NaN,
+  };
+  const cpuPerItem = async <T>(items: number, work: () => Promise<T>): Promise<{ result: T; cpuMsPerItem: Record<string, number> }> => {
+    const before = Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, cpuSeconds(pid)]));
+    const self = process.cpuUsage();
+    const result = await work();
+    const used = process.cpuUsage(self);
+    const cpuMsPerItem: Record<string, number> = {};
+    for (const [k, pid] of Object.entries(pids)) cpuMsPerItem[k] = round(((cpuSeconds(pid) - before[k]!) * 1000) / items, 2);
+    cpuMsPerItem.bench = round((used.user + used.system) / 1000 / items, 2);
+    return { result, cpuMsPerItem };
+  };
+
   log('warming up...');
   await inFlight(20, 4, (i) => run(`warm-${i}`));
   await inFlight(20, 4, () => bareRun());
 
-  log('serial trigger→ready latency (100 each)...');
-  const serial = (await inFlight(100, 1, (i) => run(`serial-${i}`))).latencies;
-  const serialBare = (await inFlight(100, 1, () => bareRun())).latencies;
+  const results: Record<string, unknown> = {
+    machine: `${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}, ${round(os.totalmem() / 2 ** 30, 0)} GiB, Node ${process.version}`,
+    date: new Date().toISOString(),
+  };
 
-  log('throughput with 32 in flight (640 each)...');
-  const tput = await inFlight(640, 32, (i) => run(`tput-${i}`));
-  const tputBare = await inFlight(640, 32, () => bareRun());
+  if (wanted('serial')) {
+    log('serial trigger→ready latency (100 each)...');
+    const serial = (await inFlight(100, 1, (i) => run(`serial-${i}`))).latencies;
+    const serialBare = (await inFlight(100, 1, () => bareRun())).latencies;
+    results.serialLatencyMs = { p50: round(percentile(serial, 50)), p99: round(percentile(serial, 99)), baselineP50: round(percentile(serialBare, 50)), baselineP99: round(percentile(serialBare, 99)) };
+  }
 
-  log('closed-run reads...');
-  const closedPath = '/api/runs/bench/default/bench/serial-0';
-  const closedBody = await (await api(closedPath)).text();
-  const bodyFile = path.join(os.tmpdir(), `ptr-bench-body-${process.pid}.json`);
-  fs.writeFileSync(bodyFile, closedBody);
-  const barePort = await freePort();
-  const bareKoa = startChild('bench/bare-koa.ts', [String(barePort), bodyFile], {});
-  await waitForPort(barePort, 30_000);
-  const closed = await hammer(`${s.apiUrl}${closedPath}`, 16, 5, cookie);
-  const closedBare = await hammer(`http://127.0.0.1:${barePort}/`, 16, 5);
-  bareKoa.kill();
+  if (wanted('throughput')) {
+    log('throughput with 32 in flight (640 each)...');
+    const tput = await cpuPerItem(640, () => inFlight(640, 32, (i) => run(`tput-${i}`)));
+    const tputBare = await cpuPerItem(640, () => inFlight(640, 32, () => bareRun()));
+    results.throughput32 = {
+      runsPerSecond: round(tput.result.perSecond),
+      baselinePerSecond: round(tputBare.result.perSecond),
+      ratio: round(tput.result.perSecond / tputBare.result.perSecond, 2),
+      cpuMsPerRun: tput.cpuMsPerItem,
+      baselineCpuMsPerRun: tputBare.cpuMsPerItem,
+    };
+  }
 
-  log('200 pollers on 20 live runs (250 ms poll interval, like the Python client)...');
-  for (let i = 0; i < 20; i++) await run(`live-${i}`, 'hold');
-  await new Promise((r) => setTimeout(r, 1000));
-  const queriesBefore = await metric(s.apiUrl, 'ptr_live_run_queries_total');
-  const pollLatencies: number[] = [];
-  const pollSeconds = 6;
-  const pollStart = performance.now();
-  await Promise.all(
-    Array.from({ length: 200 }, async (_, i) => {
-      const url = `${s.apiUrl}/api/runs/bench/default/bench/live-${i % 20}`;
-      await new Promise((r) => setTimeout(r, (i * 250) / 200)); // spread the pollers over one interval
-      while (performance.now() - pollStart < pollSeconds * 1000) {
-        const t = performance.now();
-        if ((await get(url, cookie)) !== 200) throw new Error('live poll failed');
-        pollLatencies.push(performance.now() - t);
-        await new Promise((r) => setTimeout(r, 250));
-      }
-    }),
-  );
-  const queriesPerRunPerSecond = ((await metric(s.apiUrl, 'ptr_live_run_queries_total')) - queriesBefore) / 20 / pollSeconds;
-  s.fake.reset();
-  s.fake.script((req) => openaiText(`echo: ${lastUserText(req)}`));
+  if (wanted('closed')) {
+    log('closed-run reads...');
+    await run('closed-0');
+    const closedPath = '/api/runs/bench/default/bench/closed-0';
+    const closedBody = await (await api(closedPath)).text();
+    const bodyFile = path.join(os.tmpdir(), `ptr-bench-body-${process.pid}.json`);
+    fs.writeFileSync(bodyFile, closedBody);
+    const barePort = await freePort();
+    const bareKoa = startChild('bench/bare-koa.ts', [String(barePort), bodyFile], {});
+    await waitForPort(barePort, 30_000);
+    const closed = await hammer(`${s.apiUrl}${closedPath}`, 16, 5, cookie);
+    const closedBare = await hammer(`http://127.0.0.1:${barePort}/`, 16, 5);
+    bareKoa.kill();
+    fs.rmSync(bodyFile, { force: true });
+    results.closedRunReads = { perSecond: round(closed.perSecond), p99Ms: round(closed.p99), baselinePerSecond: round(closedBare.perSecond), baselineP99Ms: round(closedBare.p99), ratio: round(closed.perSecond / closedBare.perSecond, 2) };
+  }
 
-  log(`memory: driving to 1,000 then 5,000 completed runs (now ${runs})...`);
-  await inFlight(Math.max(0, 1000 - runs), 32, (i) => run(`mem1-${i}`));
-  await new Promise((r) => setTimeout(r, 2000));
-  const mem1000 = { api: await rssMb(s.apiPid), worker: await rssMb(s.workerPid) };
-  await inFlight(4000, 32, (i) => run(`mem5-${i}`));
-  await new Promise((r) => setTimeout(r, 2000));
-  const mem5000 = { api: await rssMb(s.apiPid), worker: await rssMb(s.workerPid) };
+  if (wanted('live')) {
+    log('200 pollers on 20 live runs (250 ms poll interval, like the Python client)...');
+    for (let i = 0; i < 20; i++) await run(`live-${i}`, 'hold');
+    await new Promise((r) => setTimeout(r, 1000));
+    const queriesBefore = await metric(s.apiUrl, 'ptr_live_run_queries_total');
+    const pollLatencies: number[] = [];
+    const pollSeconds = 6;
+    const pollStart = performance.now();
+    await Promise.all(
+      Array.from({ length: 200 }, async (_, i) => {
+        const url = `${s.apiUrl}/api/runs/bench/default/bench/live-${i % 20}`;
+        await new Promise((r) => setTimeout(r, (i * 250) / 200)); // spread the pollers over one interval
+        while (performance.now() - pollStart < pollSeconds * 1000) {
+          const t = performance.now();
+          if ((await get(url, cookie)) !== 200) throw new Error('live poll failed');
+          pollLatencies.push(performance.now() - t);
+          await new Promise((r) => setTimeout(r, 250));
+        }
+      }),
+    );
+    const queriesPerRunPerSecond = ((await metric(s.apiUrl, 'ptr_live_run_queries_total')) - queriesBefore) / 20 / pollSeconds;
+    s.fake.reset();
+    s.fake.script((req) => openaiText(`echo: ${lastUserText(req)}`));
+    results.livePolls = { pollers: 200, liveRuns: 20, p99Ms: round(percentile(pollLatencies, 99)), p50Ms: round(percentile(pollLatencies, 50)), queriesPerLiveRunPerSecond: round(queriesPerRunPerSecond, 2) };
+  }
 
-  log('servlet calls through the pool beside a direct Extism call...');
-  const servlets = await benchServlets();
+  if (wanted('memory')) {
+    log(`memory: driving to 1,000 then 5,000 completed runs (now ${runs})...`);
+    await inFlight(Math.max(0, 1000 - runs), 32, (i) => run(`mem1-${i}`));
+    await new Promise((r) => setTimeout(r, 2000));
+    const mem1000 = { api: await rssMb(s.apiPid), worker: await rssMb(s.workerPid) };
+    await inFlight(5000 - Math.max(runs, 1000), 32, (i) => run(`mem5-${i}`));
+    await new Promise((r) => setTimeout(r, 2000));
+    const mem5000 = { api: await rssMb(s.apiPid), worker: await rssMb(s.workerPid) };
+    results.memoryMb = { after1000: { api: round(mem1000.api), worker: round(mem1000.worker) }, after5000: { api: round(mem5000.api), worker: round(mem5000.worker) }, growth: { api: round(mem5000.api / mem1000.api - 1, 2), worker: round(mem5000.worker / mem1000.worker - 1, 2) } };
+  }
 
-  const results = {
-    servletCallMs: {
+  if (wanted('servlets')) {
+    log('servlet calls through the pool beside a direct Extism call...');
+    const servlets = await benchServlets();
+    results.servletCallMs = {
       pooledP50: round(servlets.pooled.p50, 3), pooledP99: round(servlets.pooled.p99, 3),
       directP50: round(servlets.direct.p50, 3), directP99: round(servlets.direct.p99, 3),
       overheadP50: round(servlets.pooled.p50 - servlets.direct.p50, 3),
-    },
-    triggersRetriedAfter503: retried503,
-    machine: `${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}, ${round(os.totalmem() / 2 ** 30, 0)} GiB, Node ${process.version}`,
-    date: new Date().toISOString(),
-    serialLatencyMs: { p50: round(percentile(serial, 50)), p99: round(percentile(serial, 99)), baselineP50: round(percentile(serialBare, 50)), baselineP99: round(percentile(serialBare, 99)) },
-    throughput32: { runsPerSecond: round(tput.perSecond), baselinePerSecond: round(tputBare.perSecond), ratio: round(tput.perSecond / tputBare.perSecond, 2) },
-    closedRunReads: { perSecond: round(closed.perSecond), p99Ms: round(closed.p99), baselinePerSecond: round(closedBare.perSecond), baselineP99Ms: round(closedBare.p99), ratio: round(closed.perSecond / closedBare.perSecond, 2) },
-    livePolls: { pollers: 200, liveRuns: 20, p99Ms: round(percentile(pollLatencies, 99)), p50Ms: round(percentile(pollLatencies, 50)), queriesPerLiveRunPerSecond: round(queriesPerRunPerSecond, 2) },
-    memoryMb: { after1000: { api: round(mem1000.api), worker: round(mem1000.worker) }, after5000: { api: round(mem5000.api), worker: round(mem5000.worker) }, growth: { api: round(mem5000.api / mem1000.api - 1, 2), worker: round(mem5000.worker / mem1000.worker - 1, 2) } },
-  };
-  fs.mkdirSync(path.join(__dirname), { recursive: true });
-  fs.writeFileSync(path.join(__dirname, 'results.json'), `${JSON.stringify(results, null, 2)}\n`);
-  printTable(results);
+    };
+  }
+  results.triggersRetriedAfter503 = retried503;
+
+  // A partial run (some parts named) does not overwrite the full figures.
+  const file = path.join(__dirname, chosen.length ? 'results.partial.json' : 'results.json');
+  fs.writeFileSync(file, `${JSON.stringify(results, null, 2)}\n`);
+  printTable(results, path.relative(process.cwd(), file));
   await db.close();
-  fs.rmSync(bodyFile, { force: true });
 }
 
 async function metric(apiUrl: string, name: string): Promise<number> {
@@ -155,27 +201,44 @@ async function metric(apiUrl: string, name: string): Promise<number> {
   return Number(new RegExp(`^${name} (\\d+)`, 'm').exec(text)?.[1] ?? NaN);
 }
 
-function printTable(r: any) {
-  const rows: Array<[string, string, string, string]> = [
-    ['trigger→ready p50 (serial)', `${r.serialLatencyMs.p50} ms`, `${r.serialLatencyMs.baselineP50} ms`, 'within 30 ms of baseline'],
-    ['trigger→ready p99 (serial)', `${r.serialLatencyMs.p99} ms`, `${r.serialLatencyMs.baselineP99} ms`, ''],
-    ['completed runs/s, 32 in flight', `${r.throughput32.runsPerSecond}`, `${r.throughput32.baselinePerSecond}`, `≥ 70 % (${Math.round(r.throughput32.ratio * 100)} %)`],
-    ['GET closed run, req/s', `${r.closedRunReads.perSecond}`, `${r.closedRunReads.baselinePerSecond}`, `≥ 50 % (${Math.round(r.closedRunReads.ratio * 100)} %)`],
-    ['GET closed run, p99', `${r.closedRunReads.p99Ms} ms`, `${r.closedRunReads.baselineP99Ms} ms`, ''],
-    ['200 pollers / 20 live runs, p99', `${r.livePolls.p99Ms} ms`, '—', '≤ 50 ms'],
-    ['Temporal queries per live run per s', `${r.livePolls.queriesPerLiveRunPerSecond}`, '—', '≤ 5'],
-    ['RSS API after 1k / 5k runs', `${r.memoryMb.after1000.api} / ${r.memoryMb.after5000.api} MB`, '—', `≤ 20 % growth (${Math.round(r.memoryMb.growth.api * 100)} %)`],
-    ['servlet call p50 (pool vs direct)', `${r.servletCallMs.pooledP50} ms`, `${r.servletCallMs.directP50} ms`, `overhead ≤ 1 ms (${r.servletCallMs.overheadP50} ms)`],
-    ['servlet call p99 (pool vs direct)', `${r.servletCallMs.pooledP99} ms`, `${r.servletCallMs.directP99} ms`, ''],
-    ['RSS worker after 1k / 5k runs', `${r.memoryMb.after1000.worker} / ${r.memoryMb.after5000.worker} MB`, '—', `≤ 20 % growth (${Math.round(r.memoryMb.growth.worker * 100)} %)`],
-  ];
+function printTable(r: any, file: string) {
+  const rows: Array<[string, string, string, string]> = [];
+  if (r.serialLatencyMs) {
+    rows.push(['trigger→ready p50 (serial)', `${r.serialLatencyMs.p50} ms`, `${r.serialLatencyMs.baselineP50} ms`, 'within 30 ms of baseline']);
+    rows.push(['trigger→ready p99 (serial)', `${r.serialLatencyMs.p99} ms`, `${r.serialLatencyMs.baselineP99} ms`, '']);
+  }
+  if (r.throughput32) {
+    const cpu = (c: Record<string, number>) => `${Object.values(c).reduce((a, b) => a + b, 0).toFixed(1)} ms`;
+    rows.push(['completed runs/s, 32 in flight', `${r.throughput32.runsPerSecond}`, `${r.throughput32.baselinePerSecond}`, `≥ 70 % (${Math.round(r.throughput32.ratio * 100)} %)`]);
+    rows.push(['CPU per run, all processes', cpu(r.throughput32.cpuMsPerRun), cpu(r.throughput32.baselineCpuMsPerRun), '']);
+  }
+  if (r.closedRunReads) {
+    rows.push(['GET closed run, req/s', `${r.closedRunReads.perSecond}`, `${r.closedRunReads.baselinePerSecond}`, `≥ 50 % (${Math.round(r.closedRunReads.ratio * 100)} %)`]);
+    rows.push(['GET closed run, p99', `${r.closedRunReads.p99Ms} ms`, `${r.closedRunReads.baselineP99Ms} ms`, '']);
+  }
+  if (r.livePolls) {
+    rows.push(['200 pollers / 20 live runs, p99', `${r.livePolls.p99Ms} ms`, '—', '≤ 50 ms']);
+    rows.push(['Temporal queries per live run per s', `${r.livePolls.queriesPerLiveRunPerSecond}`, '—', '≤ 5']);
+  }
+  if (r.memoryMb) {
+    rows.push(['RSS API after 1k / 5k runs', `${r.memoryMb.after1000.api} / ${r.memoryMb.after5000.api} MB`, '—', `≤ 20 % growth (${Math.round(r.memoryMb.growth.api * 100)} %)`]);
+    rows.push(['RSS worker after 1k / 5k runs', `${r.memoryMb.after1000.worker} / ${r.memoryMb.after5000.worker} MB`, '—', `≤ 20 % growth (${Math.round(r.memoryMb.growth.worker * 100)} %)`]);
+  }
+  if (r.servletCallMs) {
+    rows.push(['servlet call p50 (pool vs direct)', `${r.servletCallMs.pooledP50} ms`, `${r.servletCallMs.directP50} ms`, `overhead ≤ 1 ms (${r.servletCallMs.overheadP50} ms)`]);
+    rows.push(['servlet call p99 (pool vs direct)', `${r.servletCallMs.pooledP99} ms`, `${r.servletCallMs.directP99} ms`, '']);
+  }
   const widths = [0, 1, 2, 3].map((i) => Math.max(...rows.map((row) => row[i]!.length), ['figure', 'ours', 'baseline', 'target'][i]!.length));
   const line = (cells: string[]) => `| ${cells.map((c, i) => c.padEnd(widths[i]!)).join(' | ')} |`;
   console.log(`\nMachine: ${r.machine}\n`);
   console.log(line(['figure', 'ours', 'baseline', 'target']));
   console.log(`|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`);
   for (const row of rows) console.log(line(row));
-  console.log('\nWritten to bench/results.json');
+  if (r.throughput32) {
+    const parts = (c: Record<string, number>) => Object.entries(c).map(([k, v]) => `${k} ${v}`).join(', ');
+    console.log(`\nCPU ms per run at 32 in flight: ours: ${parts(r.throughput32.cpuMsPerRun)}; baseline: ${parts(r.throughput32.baselineCpuMsPerRun)}`);
+  }
+  console.log(`\nWritten to ${file}`);
 }
 
 main().catch((err) => {
