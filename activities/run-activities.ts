@@ -2,7 +2,7 @@ import { ApplicationFailure, Context } from '@temporalio/activity';
 import { Types } from 'mongoose';
 import { open } from '../src/store/secrets';
 import { runWorkflowId } from '../src/temporal/ids';
-import type { CallToolResult, ModelAnswer, PreparedRun, RunIdentity, RunState, Runner, ToolSpec, Turn } from '../workflows/types';
+import { LEVEL, type CallToolResult, type ModelAnswer, type ResultEntry, type RunIdentity, type RunState, type Runner, type StartedRun, type ToolSpec, type Turn } from '../workflows/types';
 import type { ActivityDeps } from './index';
 import { callAnthropic } from './providers/anthropic';
 import { callOpenAI } from './providers/openai';
@@ -36,8 +36,11 @@ export function createRunActivities(deps: ActivityDeps) {
   }
 
   return {
-    /** Local activity: expands the prompt and lists the profile's tools. */
-    async prepareRun(input: { taskId: string; taskVersion: number; payload: Record<string, unknown>; identity: RunIdentity }): Promise<PreparedRun> {
+    /**
+     * Local activity: expands the prompt, lists the profile's tools, and records the run as `running` with its first
+     * entries (one step, so a run costs one local activity fewer). The workflow takes the entries as they are.
+     */
+    async prepareRun(input: { taskId: string; taskVersion: number; payload: Record<string, unknown>; identity: RunIdentity }): Promise<StartedRun> {
       const version = await loadVersion(input.taskId, input.taskVersion);
       let expanded: { prompt: string; missing: string[] };
       try {
@@ -46,21 +49,29 @@ export function createRunActivities(deps: ActivityDeps) {
         throw ApplicationFailure.nonRetryable(`the prompt template cannot be expanded: ${(err as Error).message}`, 'BadTemplate');
       }
       const runner = version.runner as Runner;
+      const tools = await listProfileTools(models, input.identity.owner, input.identity.profile);
+      const now = Date.now();
+      const entries: ResultEntry[] = [{ msg: 'run started', time: now, level: LEVEL.info }];
+      for (const name of expanded.missing) entries.push({ msg: `placeholder {{ ${name} }} has no value in the trigger data; it expands to empty`, time: now, level: LEVEL.warn });
+      if (tools.length) entries.push({ msg: `tools offered: ${tools.map((t) => t.name).join(', ')}`, time: now, level: LEVEL.info });
+      entries.push({ msg: 'prompt', exchange: { role: 'user', content: expanded.prompt } });
+      await recordState(input.identity, { status: 'running', results: entries, modifiedAt: now });
       return {
-        runner,
-        model: version.model,
-        maxTokens: version.max_tokens ?? (runner === 'anthropic' ? deps.config.ANTHROPIC_MAX_TOKENS : null),
-        ...expanded,
-        tools: await listProfileTools(models, input.identity.owner, input.identity.profile),
+        prepared: {
+          runner,
+          model: version.model,
+          maxTokens: version.max_tokens ?? (runner === 'anthropic' ? deps.config.ANTHROPIC_MAX_TOKENS : null),
+          prompt: expanded.prompt,
+          tools,
+        },
+        entries,
+        at: now,
       };
     },
 
     /** Local activity: the run record follows every status change (not every entry). */
     async recordRun(input: { identity: RunIdentity; state: RunState }): Promise<void> {
-      await models.Run.updateOne(
-        { _id: runWorkflowId(input.identity) },
-        { $set: { status: input.state.status, results: input.state.results, modified_at: new Date(input.state.modifiedAt), started: true } },
-      );
+      await recordState(input.identity, input.state);
     },
 
     /** Remote activity: one provider call, heartbeating while it waits so a lost worker is noticed. */
@@ -107,6 +118,14 @@ export function createRunActivities(deps: ActivityDeps) {
       return deps.callTool(input);
     },
   };
+
+  /** The only write of a run record after its insert (the workflow's activities are its one writer; see models.ts). */
+  async function recordState(identity: RunIdentity, state: RunState) {
+    await models.Run.updateOne(
+      { _id: runWorkflowId(identity) },
+      { $set: { status: state.status, results: state.results, modified_at: new Date(state.modifiedAt), started: true } },
+    );
+  }
 
   function operatorKey(runner: Runner): string | undefined {
     return runner === 'openai' ? deps.config.OPENAI_API_KEY : deps.config.ANTHROPIC_API_KEY;

@@ -18,16 +18,20 @@ import { freePort, waitForPort } from '../test/helpers/net';
 
 const log = (msg: string) => process.stderr.write(`[bench] ${msg}\n`);
 
-/** `npm run bench -- throughput live` measures only those parts (for work on one figure); no names: all of them. */
+/**
+ * `npm run bench -- throughput live` measures only those parts (for work on one figure); no names: all of them.
+ * `--profile` also writes V8 CPU profiles of the API and the worker processes.
+ */
 const PARTS = ['serial', 'throughput', 'closed', 'live', 'memory', 'servlets'] as const;
 const chosen = process.argv.slice(2).filter((a) => !a.startsWith('-'));
 for (const name of chosen) if (!(PARTS as readonly string[]).includes(name)) throw new Error(`unknown part "${name}"; the parts are ${PARTS.join(', ')}`);
+const profileDir = process.argv.includes('--profile') ? path.join(os.tmpdir(), `ptr-bench-profiles-${process.pid}`) : undefined;
 const wanted = (part: (typeof PARTS)[number]) => chosen.length === 0 || chosen.includes(part);
 
 async function main() {
   log('starting the stack (Temporal dev server, FerretDB, API and worker processes)...');
   installTemporalRuntime(createLogger({ level: 'warn', name: 'bench' }));
-  const s = await startBenchStack();
+  const s = await startBenchStack({ profileDir });
   try {
     await measure(s);
   } catch (err) {
@@ -35,6 +39,7 @@ async function main() {
     process.exitCode = 1;
   } finally {
     await s.stop().catch(() => undefined);
+    if (profileDir) log(`CPU profiles of the API and the worker: ${profileDir}`);
   }
 }
 

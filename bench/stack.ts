@@ -15,10 +15,10 @@ import { createBaselineActivities } from './baseline/activities';
 const root = path.resolve(__dirname, '..');
 
 /** A child started as `node --import tsx <file>` (one process, so its RSS is the component's own). */
-export function startChild(file: string, args: string[], env: Record<string, string>): ChildProcess {
+export function startChild(file: string, args: string[], env: Record<string, string>, nodeFlags: string[] = []): ChildProcess {
   const log = path.join(os.tmpdir(), `ptr-bench-${path.basename(file, '.ts')}.log`);
   const out = fs.openSync(log, 'w');
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(root, file), ...args], {
+  const child = spawn(process.execPath, [...nodeFlags, '--import', 'tsx', path.join(root, file), ...args], {
     env: { ...process.env, ...env },
     stdio: ['ignore', out, out],
   });
@@ -27,7 +27,7 @@ export function startChild(file: string, args: string[], env: Record<string, str
 }
 
 /** The dev stack with an instant fake provider: Temporal dev server, FerretDB, API and worker as processes. */
-export async function startBenchStack() {
+export async function startBenchStack(options: { profileDir?: string } = {}) {
   if (!testEnv.temporalCli || !testEnv.ferretdbBin) throw new Error('run scripts/install-tools.sh first (npm run tools)');
   const fake = await startFakeProvider();
   const ferret = await startFerretDb(testEnv.ferretdbBin);
@@ -52,8 +52,11 @@ export async function startBenchStack() {
     OPENAI_BASE_URL: fake.openaiBaseUrl,
     OPENAI_API_KEY: 'sk-bench-operator',
   };
-  const worker = startChild('src/worker.ts', [], env);
-  const api = startChild('src/server.ts', [], env);
+  // `--profile`: V8 CPU profiles of the API and the worker, one per thread (the worker runs workflows in threads of its
+  // own), written when they exit; open them in Chrome DevTools.
+  const profile = (name: string) => (options.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${path.join(options.profileDir, name)}`] : []);
+  const worker = startChild('src/worker.ts', [], env, profile('worker'));
+  const api = startChild('src/server.ts', [], env, profile('api'));
   await waitForPort(port, 60_000);
 
   // The baseline's worker: a bare workflow and one activity on its own task queue, in this process.

@@ -55,12 +55,11 @@ export async function runTask(input: RunInput): Promise<RunState> {
   };
 
   const execute = async (): Promise<string> => {
-    await setStatus('running');
-    log('run started');
-    const prepared = await prepareRun({ taskId: input.taskId, taskVersion: input.taskVersion, payload: input.payload, identity: input.identity });
-    for (const name of prepared.missing) log(`placeholder {{ ${name} }} has no value in the trigger data; it expands to empty`, LEVEL.warn);
-    if (prepared.tools.length) log(`tools offered: ${prepared.tools.map((t) => t.name).join(', ')}`);
-    push({ msg: 'prompt', exchange: { role: 'user', content: prepared.prompt } });
+    // Prepare records the run as `running` with its first entries (run started, warnings, tools, prompt).
+    const { prepared, entries, at } = await prepareRun({ taskId: input.taskId, taskVersion: input.taskVersion, payload: input.payload, identity: input.identity });
+    state.status = 'running';
+    state.results.push(...entries);
+    state.modifiedAt = at;
 
     const conversation: Turn[] = [{ role: 'user', text: prepared.prompt }];
     for (let turn = 1; turn <= input.limits.maxTurns; turn++) {

@@ -88,9 +88,14 @@ export interface PreparedRun {
   model: string;
   maxTokens: number | null;
   prompt: string;
-  /** Placeholders that had no value in the trigger data. */
-  missing: string[];
   tools: ToolSpec[];
+}
+
+/** What the prepare step returns: the run's inputs, and the entries it recorded with status `running` at `at`. */
+export interface StartedRun {
+  prepared: PreparedRun;
+  entries: ResultEntry[];
+  at: number;
 }
 
 export interface ModelAnswer {

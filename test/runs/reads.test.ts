@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import { getStack } from '../helpers/stack';
 import { signedIn } from '../helpers/api';
 import { createTask, postSigned, signedUrl, waitForRun } from '../helpers/runs';
+import { openaiToolCall } from '../helpers/fake-provider';
 import { createRunReader } from '../../src/temporal/run-reader';
 import { runWorkflowId } from '../../src/temporal/ids';
 import { OWNER, PROFILE, RUNNER, TASK } from '../../src/temporal/search-attributes';
@@ -29,18 +30,21 @@ describe('runs: reads', () => {
     const { api, username } = await signedIn();
     const { fake, db } = getStack();
     await createTask(api, 'default', 'live');
-    fake.script(() => ({ hang: true }));
+    // The model asks for a tool the profile does not have (its error result goes back to the model), then the second
+    // call hangs: the tool entries are pushed between status changes, so only the workflow has them.
+    fake.script([openaiToolCall([{ name: 'nowhere__tool', arguments: {} }]), { hang: true }]);
     const { body } = await postSigned(await signedUrl(api, 'default', 'live'), { text: 'x' }, { 'run-id': 'l1' });
     let live: any;
     for (let i = 0; i < 100; i++) {
       live = (await api.get(new URL(body.url).pathname)).body;
-      if (live.results.some((e: any) => e.exchange)) break;
+      if (live.results.some((e: any) => e.exchange?.role === 'tool')) break;
       await new Promise((r) => setTimeout(r, 50));
     }
     expect(live.status).to.equal('running');
-    expect(live.results.map((e: any) => e.msg)).to.deep.equal(['run started', 'prompt']);
+    expect(live.results.map((e: any) => e.msg)).to.deep.equal(['run started', 'prompt', 'tool call: nowhere__tool', 'tool result: nowhere__tool (error)']);
     const record = await db.models.Run.findOne({ owner: username, name: 'l1' }).lean();
-    expect(record!.results, 'entries between status changes live only in the workflow').to.have.length(0);
+    expect(record!.status).to.equal('running');
+    expect(record!.results.map((e: any) => e.msg), 'entries between status changes live only in the workflow').to.deep.equal(['run started', 'prompt']);
     expect((await api.delete('/api/tasks/~/default/live')).status, 'deleting the task cancels its live run').to.equal(204);
   });
 
