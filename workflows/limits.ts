@@ -1,5 +1,5 @@
 /**
- * Activity timeouts, in one place. Retries of provider calls happen in the workflow (so the run can show `pending`
+ * Activity timeouts, in one place. Remote calls are also cut to what is left of the run's time limit (run-task.ts). Retries of provider calls happen in the workflow (so the run can show `pending`
  * while it waits), hence every remote activity has a single attempt; local bookkeeping retries until it lands.
  */
 export const PREPARE = { startToCloseTimeout: '30s', retry: { maximumAttempts: 5 } } as const;
@@ -9,4 +9,4 @@ export const RECORD = { startToCloseTimeout: '30s', retry: { initialInterval: '2
 export const providerCall = (heartbeatMs: number, timeoutMs: number) =>
   ({ startToCloseTimeout: timeoutMs, heartbeatTimeout: heartbeatMs, retry: { maximumAttempts: 1 } }) as const;
 /** Servlet calls have their own time limit inside the host; this bound only catches a lost worker. */
-export const TOOL_CALL = { startToCloseTimeout: '5m', heartbeatTimeout: '30s', retry: { maximumAttempts: 2 } } as const;
+export const TOOL_CALL = { startToCloseTimeout: 5 * 60_000, heartbeatTimeout: '30s', retry: { maximumAttempts: 2 } } as const;
