@@ -72,6 +72,11 @@ const schema = z.object({
   LIVE_RUN_CACHE_MS: z.coerce.number().int().min(0).max(5_000).default(250),
   /** How long the API reuses a run record for reads; a deleted run may be served this long after deletion. */
   RUN_RECORD_CACHE_MS: z.coerce.number().int().min(0).max(10_000).default(2_000),
+  /**
+   * How long the API reuses what a trigger looks up (the task, a signed URL's revocations). A task change or a
+   * revocation made through another API process takes effect there within this bound; through this one, at once.
+   */
+  TRIGGER_CACHE_MS: z.coerce.number().int().min(0).max(10_000).default(1_000),
   BODY_LIMIT_BYTES: positiveInt.default(1024 * 1024),
   MODULE_LIMIT_BYTES: positiveInt.default(20 * 1024 * 1024),
   SERVLET_CALL_TIMEOUT_MS: positiveInt.default(10_000),

@@ -48,7 +48,7 @@ export function createApp(deps: AppDeps): Koa {
   api.use(requireSession(deps.db.models, deps.config.SESSION_CACHE_MS));
   api.use(usersRouter(deps).routes());
   api.use(profilesRouter(deps).routes());
-  api.use(tasksRouter(deps, (ref) => runs.forgetTask(ref)).routes());
+  api.use(tasksRouter(deps, { saved: (ref) => runs.taskSaved(ref), deleted: (ref) => runs.forgetTask(ref) }).routes());
   api.use(runsRouter(deps, runs).routes());
   api.use(signedUrlsRouter(deps, runs).routes());
   api.use(servletsRouter(deps).routes());

@@ -57,9 +57,17 @@ export function parseSignedUrl(url: string): SignedUrlParts | undefined {
 
 export type Verdict = { ok: true } | { ok: false; code: 'signed_url_invalid' | 'signed_url_expired' | 'signed_url_revoked'; message: string };
 
+/** Reads one revocation document by its _id (`<url id>` or `task:<task _id>`). */
+export type RevocationLookup = (id: string) => PromiseLike<{ revoked_at: Date } | null>;
+
+export const revocationLookup =
+  (models: Models): RevocationLookup =>
+  (id) =>
+    models.RevokedUrl.findById(id).lean();
+
 /** Checks a signed URL against its task (constant-time comparison). */
 export async function verifySignedUrl(
-  models: Models,
+  revoked: RevocationLookup,
   secret: string,
   parts: SignedUrlParts,
   task: { _id: { toString(): string } } | null,
@@ -71,7 +79,7 @@ export async function verifySignedUrl(
   const given = Buffer.from(parts.sig);
   if (expected.length !== given.length || !crypto.timingSafeEqual(expected, given)) return invalid;
   if (parts.exp * 1000 <= now) return { ok: false, code: 'signed_url_expired', message: 'the signed URL has expired' };
-  const [one, all] = await Promise.all([models.RevokedUrl.findById(parts.id).lean(), models.RevokedUrl.findById(`task:${task._id}`).lean()]);
+  const [one, all] = await Promise.all([revoked(parts.id), revoked(`task:${task._id}`)]);
   if (one || (all && parts.iat <= all.revoked_at.getTime())) {
     return { ok: false, code: 'signed_url_revoked', message: 'the signed URL was revoked' };
   }

@@ -5,7 +5,7 @@ import { expect } from 'chai';
 import { getStack } from '../helpers/stack';
 import { signedIn } from '../helpers/api';
 import { createTask, postSigned, signedUrl, waitForRun } from '../helpers/runs';
-import { signTaskUrl } from '../../src/store/signed-urls';
+import { revokeAllUrls, signTaskUrl } from '../../src/store/signed-urls';
 import { childEnv } from '../helpers/env';
 
 describe('runs: signed URLs', () => {
@@ -53,6 +53,7 @@ describe('runs: signed URLs', () => {
     await createTask(api, 'default', 'rev');
     const one = await signedUrl(api, 'default', 'rev');
     const two = await signedUrl(api, 'default', 'rev');
+    expect((await postSigned(one, {})).status, 'used (and its lookups cached) before the revocation').to.equal(201);
     const revoked = await api.post('/api/tasks/~/default/rev/signed/revoke', { url: one });
     expect(revoked.status).to.equal(204);
     expect((await postSigned(one, {})).body.error.code).to.equal('signed_url_revoked');
@@ -61,6 +62,27 @@ describe('runs: signed URLs', () => {
     expect((await postSigned(two, {})).status).to.equal(403);
     const three = await signedUrl(api, 'default', 'rev');
     expect((await postSigned(three, {})).status, 'a URL issued after revoke-all works').to.equal(201);
+  });
+
+  it('honours a revocation written by another process within TRIGGER_CACHE_MS, and a task change here at once', async () => {
+    const { api, username } = await signedIn();
+    const { db, config, fake } = getStack();
+    await createTask(api, 'default', 'elsewhere');
+    const url = await signedUrl(api, 'default', 'elsewhere');
+    expect((await postSigned(url, { text: 'x' })).status).to.equal(201);
+    // Another API process (or the CLI) revokes every URL of the task: this process learns of it within the bound.
+    const task = await db.models.Task.findOne({ owner: username, name: 'elsewhere' }).lean();
+    await revokeAllUrls(db.models, task!._id);
+    await new Promise((r) => setTimeout(r, config.TRIGGER_CACHE_MS + 50));
+    expect((await postSigned(url, { text: 'x' })).body.error?.code).to.equal('signed_url_revoked');
+
+    // A task saved through this process: the very next trigger runs the new version.
+    const fresh = await signedUrl(api, 'default', 'elsewhere');
+    expect((await postSigned(fresh, { text: 'x' }, { 'run-id': 'v1' })).status).to.equal(201);
+    await createTask(api, 'default', 'elsewhere', { prompt: 'Second version: {{ text }}' });
+    const second = await postSigned(fresh, { text: 'x' }, { 'run-id': 'v2' });
+    await waitForRun(api, second.body.url);
+    expect(fake.requests.some((r) => JSON.stringify(r.body).includes('Second version: x'))).to.equal(true);
   });
 
   it('revokes a URL with the signed-urls command', async () => {

@@ -39,7 +39,7 @@ export function runsRouter(deps: AppDeps, runs: RunService): Router {
     const where = variantA(ctx);
     const run = parse(runName, ctx.params.run, 'path.run');
     const body = parse(variantATrigger, ctx.request.body);
-    const task = await runs.loadTask(where.owner, where.profile, where.task);
+    const task = await runs.loadTaskForTrigger(where.owner, where.profile, where.task);
     await runs.trigger(ctx, task, run, body.parameters, runUrlA(base, where.owner, where.task, run));
   });
   router.get('/profiles/:user/:profile/tasks/:task/runs', (ctx) => list(ctx, variantA(ctx)));

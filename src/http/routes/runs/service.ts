@@ -2,7 +2,9 @@ import crypto from 'node:crypto';
 import type { Context } from 'koa';
 import { notFound } from '../../../errors';
 import { findRun } from '../../../store/runs';
-import { findTask } from '../../../store/tasks';
+import { revocationLookup, type RevocationLookup } from '../../../store/signed-urls';
+import { findTask, type TaskRecord, type TaskRef } from '../../../store/tasks';
+import { createTtlCache } from '../../ttl-cache';
 import { healLostStart, triggerRun } from '../../../temporal/start-run';
 import type { RunReader } from '../../../temporal/run-reader';
 import { runWorkflowId, type RunIdentity } from '../../../temporal/ids';
@@ -15,21 +17,48 @@ import { presentRun, type RunView } from '../../presenters/run';
 export function runService(deps: AppDeps, reader: RunReader) {
   const { models } = deps.db;
   const records = createRecordCache(deps.config.RUN_RECORD_CACHE_MS);
+  // What a trigger looks up (the task, the URL's revocations) is kept for TRIGGER_CACHE_MS: a burst of triggers costs
+  // the database one insert each. Changes made through this process take effect at once, through others within it.
+  const triggerTasks = createTtlCache<TaskRecord | null>(deps.config.TRIGGER_CACHE_MS);
+  const revocations = createTtlCache<{ revoked_at: Date } | null>(deps.config.TRIGGER_CACHE_MS);
+  const readRevocation = revocationLookup(models);
+  const taskKey = (ref: TaskRef) => JSON.stringify([ref.owner, ref.profile, ref.name]);
 
   return {
     /** This process serves a deleted task's runs as gone at once (others within RUN_RECORD_CACHE_MS). */
-    forgetTask(ref: { owner: string; profile: string; name: string }) {
+    forgetTask(ref: TaskRef) {
       records.forgetPrefix(`${runWorkflowId({ owner: ref.owner, profile: ref.profile, task: ref.name, run: '' })}`);
+      triggerTasks.forget(taskKey(ref));
     },
+    /** The task was saved: this process's next trigger uses the new version. */
+    taskSaved(ref: TaskRef) {
+      triggerTasks.forget(taskKey(ref));
+    },
+    /** A revocation was written (`<url id>` or `task:<task _id>`): this process honours it at once. */
+    forgetRevocation(id: string) {
+      revocations.forget(id);
+    },
+    /** Revocation lookups for verifying a signed trigger. */
+    revocations: ((id) => revocations.get(id, () => readRevocation(id))) as RevocationLookup,
 
     async loadTask(owner: string, profile: string, name: string) {
       const task = await findTask(models, { owner, profile, name });
       if (!task) throw notFound(`task "${profile}/${name}"`);
       return task;
     },
+    /** The task as a trigger sees it (null when there is none): cached, see above. */
+    findTaskForTrigger(owner: string, profile: string, name: string): Promise<TaskRecord | null> {
+      const ref = { owner, profile, name };
+      return triggerTasks.get(taskKey(ref), () => findTask(models, ref));
+    },
+    async loadTaskForTrigger(owner: string, profile: string, name: string) {
+      const task = await this.findTaskForTrigger(owner, profile, name);
+      if (!task) throw notFound(`task "${profile}/${name}"`);
+      return task;
+    },
 
     /** 201 when the run was created, 200 when the name was used before; both answer the run's URL. */
-    async trigger(ctx: Context, task: NonNullable<Awaited<ReturnType<typeof findTask>>>, run: string, payload: Record<string, unknown>, url: string) {
+    async trigger(ctx: Context, task: TaskRecord, run: string, payload: Record<string, unknown>, url: string) {
       const { created } = await triggerRun({ models, temporal: deps.temporal, config: deps.config }, task, run, payload);
       ctx.status = created ? 201 : 200;
       ctx.body = { url };

@@ -2,8 +2,7 @@ import crypto from 'node:crypto';
 import Router from '@koa/router';
 import type { Context } from 'koa';
 import { badRequest, forbidden, notFound } from '../../../errors';
-import { parseSignedUrl, revokeAllUrls, revokeUrl, signTaskUrl, verifySignedUrl } from '../../../store/signed-urls';
-import { findTask } from '../../../store/tasks';
+import { parseSignedUrl, revocationLookup, revokeAllUrls, revokeUrl, signTaskUrl, verifySignedUrl } from '../../../store/signed-urls';
 import type { AppDeps } from '../../deps';
 import { parse } from '../../validate';
 import { runUrlB } from '../runs/router';
@@ -28,6 +27,7 @@ export function signedUrlsRouter(deps: AppDeps, runs: RunService): Router {
   router.delete('/tasks/:user/:profile/:task/signed', async (ctx) => {
     const task = await taskOf(ctx);
     await revokeAllUrls(deps.db.models, task._id);
+    runs.forgetRevocation(`task:${task._id}`);
     ctx.status = 204;
   });
   /** Revokes one signed URL: `{ "url": "<signed url>" }`. */
@@ -38,9 +38,10 @@ export function signedUrlsRouter(deps: AppDeps, runs: RunService): Router {
     if (!parts || parts.owner !== task.owner || parts.profile !== task.profile || parts.task !== task.name) {
       throw badRequest('url: not a signed URL of this task');
     }
-    const verdict = await verifySignedUrl(deps.db.models, config.SIGNING_SECRET, parts, task);
+    const verdict = await verifySignedUrl(revocationLookup(deps.db.models), config.SIGNING_SECRET, parts, task);
     if (!verdict.ok && verdict.code === 'signed_url_invalid') throw badRequest('url: not a signed URL of this task');
     await revokeUrl(deps.db.models, task._id, parts.id);
+    runs.forgetRevocation(parts.id);
     ctx.status = 204;
   });
   return router;
@@ -56,8 +57,8 @@ export function signedTriggerRouter(deps: AppDeps, runs: RunService): Router {
   router.post('/signed/tasks/:owner/:profile/:task', async (ctx) => {
     const parts = parseSignedUrl(ctx.originalUrl);
     if (!parts) throw forbidden('the signed URL is not valid', 'signed_url_invalid');
-    const task = await findTask(deps.db.models, { owner: parts.owner, profile: parts.profile, name: parts.task });
-    const verdict = await verifySignedUrl(deps.db.models, config.SIGNING_SECRET, parts, task);
+    const task = await runs.findTaskForTrigger(parts.owner, parts.profile, parts.task);
+    const verdict = await verifySignedUrl(runs.revocations, config.SIGNING_SECRET, parts, task);
     if (!verdict.ok || !task) throw forbidden(verdict.ok ? 'the signed URL is not valid' : verdict.message, verdict.ok ? 'signed_url_invalid' : verdict.code);
     const run = parse(runIdHeader, ctx.get('run-id') || undefined, 'header.run-id') ?? `run-${Date.now()}-${crypto.randomBytes(4).toString('hex')}`;
     const payload = ctx.request.body as Record<string, unknown>;

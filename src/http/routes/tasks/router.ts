@@ -18,8 +18,8 @@ type Ctx = RouterContext<AuthState>;
  * - Variant B: `/api/tasks/:user[/:profile[/:task]]` (any profile, openai or anthropic, any model).
  * `:user` is `~` or the session's username; anything else is a 404.
  */
-/** `onDeleted` lets the run read path drop what it cached of the task's runs. */
-export function tasksRouter(deps: AppDeps, onDeleted: (ref: TaskRef) => void = () => undefined) {
+/** `on.saved` / `on.deleted` let the run paths drop what they cached of the task and its runs. */
+export function tasksRouter(deps: AppDeps, on: { saved?: (ref: TaskRef) => void; deleted?: (ref: TaskRef) => void } = {}) {
   const { models } = deps.db;
   const router = new Router<AuthState>();
 
@@ -40,6 +40,7 @@ export function tasksRouter(deps: AppDeps, onDeleted: (ref: TaskRef) => void = (
     const ref = taskRef(ctx, profile);
     const input = parseTaskBody(ctx.request.body as Record<string, unknown>, variant, deps.config);
     const { task, created } = await saveTask({ models, keyring: deps.keyring, config: deps.config }, ref, input.spec, input.key);
+    on.saved?.(ref);
     ctx.status = created ? 201 : 200;
     ctx.body = presentTask(task);
   };
@@ -48,7 +49,7 @@ export function tasksRouter(deps: AppDeps, onDeleted: (ref: TaskRef) => void = (
     const ref = taskRef(ctx, profile);
     const result = await deleteTaskCascade({ models, temporal: deps.temporal, logger: deps.logger }, ref);
     if (!result.deleted) throw notFound(`task "${ref.profile}/${ref.name}"`);
-    onDeleted(ref);
+    on.deleted?.(ref);
     ctx.status = 204;
   };
 
