@@ -29,10 +29,12 @@ export async function inFlight(total: number, concurrency: number, task: (i: num
 
 const agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
 
-/** GET with keep-alive; resolves with the status code once the body is read. */
-export function get(url: string, headers: Record<string, string> = {}): Promise<number> {
+/** GET with keep-alive; resolves with the status code once the body is read. `serverMs` gets the Server-Timing time. */
+export function get(url: string, headers: Record<string, string> = {}, serverMs?: (ms: number) => void): Promise<number> {
   return new Promise((resolve, reject) => {
     const req = http.get(url, { agent, headers }, (res) => {
+      const timing = /app;dur=([\d.]+)/.exec(String(res.headers['server-timing'] ?? ''));
+      if (serverMs && timing) serverMs(Number(timing[1]));
       res.resume();
       res.on('end', () => resolve(res.statusCode ?? 0));
     });

@@ -1,3 +1,4 @@
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import Koa from 'koa';
 import Router from '@koa/router';
 import type { AppDeps } from './deps';
@@ -28,6 +29,9 @@ export function createApp(deps: AppDeps): Koa {
   });
 
   const reader = createRunReader(deps.temporal, deps.config.LIVE_RUN_CACHE_MS);
+  // How long requests wait for this process's event loop (a busy or starved API shows here before anywhere else).
+  const loopDelay = monitorEventLoopDelay({ resolution: 10 });
+  loopDelay.enable();
   const runs = runService(deps, reader);
   // Prometheus text format, for operators and the benchmark (how many Temporal queries live-run polls cost).
   open.get('/metrics', (ctx) => {
@@ -36,6 +40,10 @@ export function createApp(deps: AppDeps): Koa {
       '# HELP ptr_live_run_queries_total Temporal queries sent to read live runs.',
       '# TYPE ptr_live_run_queries_total counter',
       `ptr_live_run_queries_total ${reader.queryCount()}`,
+      '# HELP ptr_event_loop_delay_seconds Event loop delay of the API process since it started.',
+      '# TYPE ptr_event_loop_delay_seconds summary',
+      ...[50, 99].map((q) => `ptr_event_loop_delay_seconds{quantile="${q / 100}"} ${loopDelay.percentile(q) / 1e9}`),
+      `ptr_event_loop_delay_seconds_max ${loopDelay.max / 1e9}`,
       '# HELP process_resident_memory_bytes Resident memory of the API process.',
       '# TYPE process_resident_memory_bytes gauge',
       `process_resident_memory_bytes ${process.memoryUsage().rss}`,

@@ -20,6 +20,7 @@ describe('runs: reads', () => {
     const first = await api.get(path);
     const etag = first.headers.get('etag');
     expect(etag).to.match(/^"[\w-]+"$/);
+    expect(first.headers.get('server-timing'), 'time spent in the service').to.match(/^app;dur=\d+\.\d$/);
     expect(first.body).to.deep.equal(run);
     const again = await api.get(path, { headers: { 'if-none-match': etag! } });
     expect(again.status).to.equal(304);

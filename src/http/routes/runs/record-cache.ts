@@ -3,6 +3,8 @@ import type { RunRecord } from '../../../store/runs';
 interface Entry {
   value: Promise<RunRecord | null>;
   at: number;
+  settled?: boolean;
+  reloading?: boolean;
   /** The rendered body and ETag of a closed run (closed runs never change). */
   closed?: { body: string; etag: string };
 }
@@ -11,7 +13,8 @@ interface Entry {
  * Run records as the read path sees them, kept for `ttlMs` (single flight while a read is in flight). Polls of a
  * run then cost no database read per request; a run deleted with its task may still be served for up to `ttlMs`
  * by an API process that cached it (the same bound as the session cache). Misses are not cached, so a run is
- * readable as soon as its trigger answered.
+ * readable as soon as its trigger answered. A record read past half its `ttlMs` is read again in the background
+ * (refresh ahead), so a polled run never waits for the database.
  */
 export function createRecordCache(ttlMs: number, maxEntries = 10_000) {
   const entries = new Map<string, Entry>();
@@ -19,11 +22,27 @@ export function createRecordCache(ttlMs: number, maxEntries = 10_000) {
   return {
     async get(id: string, load: () => PromiseLike<RunRecord | null>): Promise<{ record: RunRecord | null; entry?: Entry }> {
       const now = Date.now();
+      const start = () => {
+        const fresh: Entry = { value: Promise.resolve(load()), at: now }; // a mongoose Query runs again on every then/catch
+        fresh.value.then(() => (fresh.settled = true), () => undefined);
+        return fresh;
+      };
+      const put = (fresh: Entry) => {
+        entries.set(id, fresh);
+        if (entries.size > maxEntries) entries.delete(entries.keys().next().value!);
+      };
       let entry = entries.get(id);
       if (!entry || now - entry.at >= ttlMs) {
-        entry = { value: Promise.resolve(load()), at: now }; // a mongoose Query runs again on every then/catch
-        entries.set(id, entry);
-        if (entries.size > maxEntries) entries.delete(entries.keys().next().value!);
+        entry = start();
+        put(entry);
+      } else if (entry.settled && !entry.reloading && now - entry.at >= ttlMs / 2) {
+        const current = entry;
+        current.reloading = true;
+        const next = start();
+        next.value.then(
+          (record) => entries.get(id) === current && (record ? put(next) : entries.delete(id)),
+          () => (current.reloading = false),
+        );
       }
       const record = await entry.value.catch((err: unknown) => {
         entries.delete(id);

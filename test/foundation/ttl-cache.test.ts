@@ -1,0 +1,71 @@
+import { expect } from 'chai';
+import { createTtlCache } from '../../src/http/ttl-cache';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe('the lookup cache (sessions, trigger lookups)', () => {
+  it('shares one load between concurrent gets, and keeps the answer for its time to live', async () => {
+    const cache = createTtlCache<number>(200);
+    let loads = 0;
+    const load = async () => {
+      loads++;
+      await sleep(20);
+      return loads;
+    };
+    expect(await Promise.all([cache.get('k', load), cache.get('k', load), cache.get('k', load)])).to.deep.equal([1, 1, 1]);
+    expect(await cache.get('k', load)).to.equal(1);
+    await sleep(220);
+    expect(await cache.get('k', load), 'expired: the next get waits for a new load').to.equal(2);
+    expect(loads).to.equal(2);
+  });
+
+  it('does not keep a failed load', async () => {
+    const cache = createTtlCache<string>(1_000);
+    let fail = true;
+    const load = async () => {
+      if (fail) throw new Error('store down');
+      return 'ok';
+    };
+    await cache.get('k', load).then(
+      () => expect.fail('should have failed'),
+      (err: Error) => expect(err.message).to.equal('store down'),
+    );
+    await sleep(1);
+    fail = false;
+    expect(await cache.get('k', load)).to.equal('ok');
+  });
+
+  it('with refresh ahead, reloads a key in use in the background and never serves an answer past its time to live', async () => {
+    const cache = createTtlCache<number>(200, { refreshAhead: true });
+    let loads = 0;
+    let release: (() => void) | undefined;
+    const load = async () => {
+      const n = ++loads;
+      if (n === 2) await new Promise<void>((r) => (release = r)); // the background reload takes its time
+      return n;
+    };
+    expect(await cache.get('k', load)).to.equal(1);
+    await sleep(120); // past half the time to live
+    expect(await cache.get('k', load), 'answers at once with what it has').to.equal(1);
+    expect(await cache.get('k', load), 'one reload at a time').to.equal(1);
+    expect(loads).to.equal(2);
+    release!();
+    await sleep(1);
+    expect(await cache.get('k', load), 'the reload landed').to.equal(2);
+
+    // Without traffic past the time to live, the next get waits for the store: the staleness bound holds.
+    await sleep(220);
+    expect(await cache.get('k', load)).to.equal(3);
+  });
+
+  it('forgets a key at once', async () => {
+    const cache = createTtlCache<number>(10_000);
+    let loads = 0;
+    const load = async () => ++loads;
+    await cache.get('a/1', load);
+    cache.forget('a/1');
+    expect(await cache.get('a/1', load)).to.equal(2);
+    cache.forgetPrefix('a/');
+    expect(await cache.get('a/1', load)).to.equal(3);
+  });
+});
