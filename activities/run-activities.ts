@@ -121,8 +121,9 @@ export function createRunActivities(deps: ActivityDeps) {
 
   /** The only write of a run record after its insert (the workflow's activities are its one writer; see models.ts). */
   async function recordState(identity: RunIdentity, state: RunState) {
-    await models.Run.updateOne(
-      { _id: runWorkflowId(identity) },
+    // With the driver (the fields are the run schema's, typed here): no mongoose casting of the results per write.
+    await models.Run.collection.updateOne(
+      { _id: runWorkflowId(identity) as never },
       { $set: { status: state.status, results: state.results, modified_at: new Date(state.modifiedAt), started: true } },
     );
   }

@@ -2,7 +2,8 @@ import { keysetQuery, type PageRequest } from './keyset';
 import type { Models } from './models';
 import { runWorkflowId, type RunIdentity } from '../temporal/ids';
 
-export type RunRecord = NonNullable<Awaited<ReturnType<typeof findRun>>>;
+/** A run document as stored (the schema has no version key). */
+export type RunRecord = Omit<NonNullable<Awaited<ReturnType<typeof findRun>>>, '__v'>;
 
 export const identityFields = (id: RunIdentity) => ({ owner: id.owner, profile: id.profile, task: id.task, name: id.run });
 
