@@ -20,8 +20,11 @@ export interface HostDeps {
 
 export type Invocation = { ok: true; output: Uint8Array | null } | { ok: false; reason: string; poisoned: boolean };
 
-/** A request must hand its answer back this long before the call's deadline, while the worker still listens. */
-const HANDOFF_MARGIN_MS = 100;
+/**
+ * A request must hand its answer back this long before the call's deadline, while the worker still listens: a fifth
+ * of the call's time (at least 100 ms, at most 1 s), so the servlet still gets to answer on a loaded machine.
+ */
+const handoffMargin = (timeoutMs: number) => Math.min(1_000, Math.max(100, timeoutMs / 5));
 /** Closing a worker should take milliseconds; past this the plugin is abandoned rather than awaited. */
 const CLOSE_TIMEOUT_MS = 5_000;
 const PLUGIN_ERROR = 'Plugin-originated error: ';
@@ -153,7 +156,7 @@ export class ServletInstance {
   /** The guarded fetch, bounded by the running call's deadline and cut when the call ends. */
   #fetchWithinCall(guarded: typeof fetch): typeof fetch {
     return (async (input: string | URL | Request, init?: RequestInit) => {
-      const remaining = this.#deadline - Date.now() - HANDOFF_MARGIN_MS;
+      const remaining = this.#deadline - Date.now() - handoffMargin(this.timeoutMs);
       if (remaining <= 0 || this.#abort.signal.aborted) {
         return new Response("servlet network request failed: no time left in the servlet's call", { status: 504 });
       }
