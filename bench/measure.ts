@@ -29,8 +29,12 @@ export async function inFlight(total: number, concurrency: number, task: (i: num
 
 const agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
 
-/** GET with keep-alive; resolves with the status code once the body is read. `serverMs` gets the Server-Timing time. */
-export function get(url: string, headers: Record<string, string> = {}, serverMs?: (ms: number) => void): Promise<number> {
+/**
+ * GET with keep-alive; resolves with the status code once the body is read. `serverMs` gets the Server-Timing time.
+ * A kept-alive socket the server closed in the meantime (its keep-alive timeout) is retried once on a new one, as
+ * browsers do for a GET.
+ */
+export function get(url: string, headers: Record<string, string> = {}, serverMs?: (ms: number) => void, retried = false): Promise<number> {
   return new Promise((resolve, reject) => {
     const req = http.get(url, { agent, headers }, (res) => {
       const timing = /app;dur=([\d.]+)/.exec(String(res.headers['server-timing'] ?? ''));
@@ -38,7 +42,10 @@ export function get(url: string, headers: Record<string, string> = {}, serverMs?
       res.resume();
       res.on('end', () => resolve(res.statusCode ?? 0));
     });
-    req.on('error', reject);
+    req.on('error', (err: NodeJS.ErrnoException) => {
+      if (!retried && req.reusedSocket && err.code === 'ECONNRESET') resolve(get(url, headers, serverMs, true));
+      else reject(err);
+    });
   });
 }
 
