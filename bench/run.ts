@@ -39,8 +39,11 @@ async function main() {
     console.error('[bench] failed:', err);
     process.exitCode = 1;
   } finally {
-    await s.stop().catch(() => undefined);
+    // Bounded: after a failure, pollers or runs may still be open. Then exit, whatever is left (a connection).
+    const stopped = await Promise.race([s.stop().then(() => true, () => false), new Promise<false>((r) => setTimeout(() => r(false), 30_000))]);
+    if (!stopped) log('the stack did not stop cleanly within 30 s; exiting anyway');
     if (profileDir) log(`CPU profiles of the API and the worker: ${profileDir}`);
+    process.exit(process.exitCode ?? 0);
   }
 }
 

@@ -9,7 +9,7 @@ import { healLostStart, triggerRun } from '../../../temporal/start-run';
 import type { RunReader } from '../../../temporal/run-reader';
 import { runWorkflowId, type RunIdentity } from '../../../temporal/ids';
 import { createRecordCache } from './record-cache';
-import { TERMINAL, type RunStatus } from '../../../../workflows/types';
+import { TERMINAL, type RunState, type RunStatus } from '../../../../workflows/types';
 import type { AppDeps } from '../../deps';
 import { presentRun, type RunView } from '../../presenters/run';
 
@@ -17,6 +17,8 @@ import { presentRun, type RunView } from '../../presenters/run';
 export function runService(deps: AppDeps, reader: RunReader) {
   const { models } = deps.db;
   const records = createRecordCache(deps.config.RUN_RECORD_CACHE_MS);
+  /** A live run's rendered body, per query answer (the reader hands out the same object until it refreshes). */
+  const liveBodies = new WeakMap<RunState, string>();
   // What a trigger looks up (the task, the URL's revocations) is kept for TRIGGER_CACHE_MS: a burst of triggers costs
   // the database one insert each. Changes made through this process take effect at once, through others within it.
   const triggerTasks = createTtlCache<TaskRecord | null>(deps.config.TRIGGER_CACHE_MS);
@@ -83,14 +85,20 @@ export function runService(deps: AppDeps, reader: RunReader) {
         ctx.body = fromRecord();
         return;
       }
-      const view = presentRun({ name: record.name, status: live.status, results: live.results, createdAt: record.created_at, modifiedAt: live.modifiedAt });
-      if (TERMINAL.includes(view.status)) {
+      if (TERMINAL.includes(live.status)) {
         records.forget(record._id); // the next read takes the closed record
         reader.forget(record._id);
-        return sendClosed(ctx, render(view));
+        return sendClosed(ctx, render(presentRun({ name: record.name, status: live.status, results: live.results, createdAt: record.created_at, modifiedAt: live.modifiedAt })));
+      }
+      // One query answer serves every poll of the run until the next: render it once.
+      let body = liveBodies.get(live);
+      if (body === undefined) {
+        body = JSON.stringify(presentRun({ name: record.name, status: live.status, results: live.results, createdAt: record.created_at, modifiedAt: live.modifiedAt }));
+        liveBodies.set(live, body);
       }
       ctx.set('Cache-Control', 'no-store');
-      ctx.body = view;
+      ctx.type = 'application/json';
+      ctx.body = body;
     },
   };
 }
