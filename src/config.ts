@@ -69,7 +69,7 @@ const schema = z.object({
   PROVIDER_MAX_ATTEMPTS: positiveInt.default(6),
   /** A worker that stops heartbeating while it waits on a provider is presumed lost after this long. */
   PROVIDER_HEARTBEAT_TIMEOUT_MS: positiveInt.default(15_000),
-  LIVE_RUN_CACHE_MS: z.coerce.number().int().min(0).max(5_000).default(250),
+  LIVE_RUN_CACHE_MS: z.coerce.number().int().min(0).max(5_000).default(500),
   /** How long the API reuses a run record for reads; a deleted run may be served this long after deletion. */
   RUN_RECORD_CACHE_MS: z.coerce.number().int().min(0).max(10_000).default(2_000),
   /**
