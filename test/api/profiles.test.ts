@@ -57,8 +57,8 @@ describe('profiles', () => {
   it("lists public profiles of every user, and reads another user's public profile but not a private one", async () => {
     const owner = await signedIn('owner');
     const reader = await signedIn('reader');
-    await owner.api.post('/api/profiles/~/shared', { description: 'public one', is_public: true });
-    await owner.api.post('/api/profiles/~/secret', { description: 'private one' });
+    expect((await owner.api.post('/api/profiles/~/shared', { description: 'public one', is_public: true })).status).to.equal(201);
+    expect((await owner.api.post('/api/profiles/~/secret', { description: 'private one' })).status).to.equal(201);
 
     const pub = await reader.api.get('/api/profiles');
     const slugs = pub.body.map((p: { slug: string }) => p.slug);

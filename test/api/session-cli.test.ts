@@ -52,10 +52,17 @@ describe('the session helper (npm run session)', function () {
 
   it('revokes every session of a user with --all', async () => {
     const username = uniqueUser('cli');
-    await sessionCli(['create', '--user', username]);
-    await sessionCli(['create', '--user', username]);
+    const ids = [];
+    for (let i = 0; i < 2; i++) {
+      const created = await sessionCli(['create', '--user', username]);
+      expect(created.code).to.equal(0);
+      ids.push(/^Session: (\S+)$/m.exec(created.stdout)![1]!);
+    }
     const res = await sessionCli(['revoke', '--user', username, '--all']);
+    expect(res.code).to.equal(0);
     expect(res.stdout).to.contain('Revoked 2 sessions');
+    await new Promise((r) => setTimeout(r, getStack().config.SESSION_CACHE_MS + 50));
+    for (const id of ids) expect((await api(id).get('/api/users/~')).status).to.equal(401);
   });
 
   it('prints usage and exits 2 for a wrong command line', async () => {

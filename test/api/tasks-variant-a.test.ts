@@ -22,9 +22,9 @@ describe('tasks, Variant A (/api/profiles/~/default/tasks/:task)', () => {
 
   it('lists the default profile only', async () => {
     const me = await signedIn('ta');
-    await me.api.post('/api/profiles/~/other', {});
-    await me.api.put('/api/profiles/~/default/tasks/in-default', taskBody('openai', 'x', model(), 'k'));
-    await me.api.put('/api/tasks/~/other/in-other', taskBody('openai', 'x', 'any', 'k'));
+    expect((await me.api.post('/api/profiles/~/other', {})).status).to.equal(201);
+    expect((await me.api.put('/api/profiles/~/default/tasks/in-default', taskBody('openai', 'x', model(), 'k'))).status).to.equal(201);
+    expect((await me.api.put('/api/tasks/~/other/in-other', taskBody('openai', 'x', 'any', 'k'))).status).to.equal(201);
     const res = await me.api.get('/api/profiles/~/default/tasks');
     expect(res.status).to.equal(200);
     expect(res.body.map((t: { name: string }) => t.name)).to.deep.equal(['in-default']);
@@ -55,7 +55,7 @@ describe('tasks, Variant A (/api/profiles/~/default/tasks/:task)', () => {
 
   it('has no Variant A path for other profiles', async () => {
     const me = await signedIn('ta');
-    await me.api.post('/api/profiles/~/other', {});
+    expect((await me.api.post('/api/profiles/~/other', {})).status).to.equal(201);
     const res = await me.api.put('/api/profiles/~/other/tasks/t', taskBody('openai', 'x', model(), 'k'));
     expect(res.status).to.equal(404);
     expect(res.body.error.code).to.equal('not_found');

@@ -60,13 +60,17 @@ describe('npm run dev', function () {
   after(() => fs.rmSync(dataDir, { recursive: true, force: true }));
 
   it('says which port is taken and exits non-zero, leaving nothing running', async () => {
-    const blocker = net.createServer().listen(Number(env.DEV_TEMPORAL_PORT), '127.0.0.1');
+    // The API's port is checked last, once Temporal and FerretDB are up: what they opened must be closed again.
+    const blocker = net.createServer().listen(Number(env.PORT), '127.0.0.1');
     await new Promise((r) => blocker.once('listening', r));
     try {
       const dev = startDev(env);
       expect(await dev.exited).to.equal(1);
-      expect(dev.output()).to.contain(`port ${env.DEV_TEMPORAL_PORT} (Temporal) is already in use`);
-      expect(await listening(Number(env.DEV_MONGO_PORT))).to.equal(false);
+      expect(dev.output()).to.contain('starting FerretDB');
+      expect(dev.output()).to.contain(`port ${env.PORT} (API) is already in use`);
+      for (const port of [env.DEV_TEMPORAL_PORT, env.DEV_TEMPORAL_UI_PORT, env.DEV_MONGO_PORT]) {
+        expect(await listening(Number(port)), `port ${port} closed`).to.equal(false);
+      }
     } finally {
       blocker.close();
     }

@@ -90,12 +90,14 @@ describe('runs: signed URLs', () => {
     const { env } = getStack();
     await createTask(api, 'default', 'cli');
     const url = await signedUrl(api, 'default', 'cli');
+    const other = await signedUrl(api, 'default', 'cli');
     const tsx = path.resolve('node_modules/.bin/tsx');
     const { stdout } = await promisify(execFile)(tsx, ['src/cli/signed-urls.ts', 'revoke', '--url', url], { env: childEnv(env) });
     expect(stdout).to.match(/^Revoked signed URL \S+ of .*\/default\/cli\.$/m);
     expect((await postSigned(url, {})).status).to.equal(403);
     const all = await promisify(execFile)(tsx, ['src/cli/signed-urls.ts', 'revoke-all', '--user', username, '--profile', 'default', '--task', 'cli'], { env: childEnv(env) });
     expect(all.stdout).to.contain('Revoked every signed URL');
+    expect((await postSigned(other, {})).body.error?.code, 'revoke-all kills the URLs issued before it').to.equal('signed_url_revoked');
   });
 
   it('kills a task\'s signed URLs for good when the task is deleted, even if a task of the same name comes back', async () => {

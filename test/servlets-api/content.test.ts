@@ -44,7 +44,8 @@ describe('module download by content address', () => {
     const owner = await libraryUser('own');
     const stranger = await libraryUser('str');
     const bytes = padded(servlets.greeter, 9, 0x42);
-    await owner.putModule('priv', bytes);
+    expect((await owner.putModule('priv', bytes)).status).to.equal(201);
+    expect((await owner.download(contentAddress(bytes))).status, 'its owner gets it').to.equal(200);
     expect((await stranger.download(contentAddress(bytes))).status).to.equal(404);
     expect((await owner.download('0'.repeat(64))).status).to.equal(404);
     expect((await owner.download('not-an-address')).status).to.equal(404);

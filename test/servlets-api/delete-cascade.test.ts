@@ -8,13 +8,14 @@ describe('deleting a servlet', () => {
     const user = await libraryUser('usr');
     await publish(owner, 'shared', 'greeter', 'visibility=public');
     await publish(owner, 'kept', 'greeter', 'visibility=public');
-    await owner.api.post('/api/profiles/~/default/installations', { servlet_slug: '~/shared' });
-    await user.api.post('/api/profiles/~/work', {});
-    await user.api.post('/api/profiles/~/work/installations', { servlet_slug: `${owner.username}/shared`, name: 'a' });
-    await user.api.post('/api/profiles/~/work/installations', { servlet_slug: `${owner.username}/kept`, name: 'b' });
+    expect((await owner.api.post('/api/profiles/~/default/installations', { servlet_slug: '~/shared' })).status).to.equal(201);
+    expect((await user.api.post('/api/profiles/~/work', {})).status).to.equal(201);
+    expect((await user.api.post('/api/profiles/~/work/installations', { servlet_slug: `${owner.username}/shared`, name: 'a' })).status).to.equal(201);
+    expect((await user.api.post('/api/profiles/~/work/installations', { servlet_slug: `${owner.username}/kept`, name: 'b' })).status).to.equal(201);
+    const { models } = getStack().db;
+    expect(await models.Installation.countDocuments({ servlet_owner: owner.username, servlet_name: 'shared' }), 'installed twice before').to.equal(2);
 
     expect((await owner.api.delete('/api/servlets/~/shared')).status).to.equal(204);
-    const { models } = getStack().db;
     expect(await models.Installation.countDocuments({ servlet_owner: owner.username, servlet_name: 'shared' })).to.equal(0);
     const installs = (await user.api.get('/api/profiles/~/work/installations')).body.installs;
     expect(installs.map((i: { name: string }) => i.name)).to.deep.equal(['b']);

@@ -44,10 +44,11 @@ describe('loadInstallForRun', () => {
   it('gives null for an install that does not exist or whose servlet was deleted', async () => {
     const me = await libraryUser();
     await publish(me, 'g', 'greeter');
-    await me.api.post('/api/profiles/~/default/installations', { servlet_slug: '~/g' });
+    expect((await me.api.post('/api/profiles/~/default/installations', { servlet_slug: '~/g' })).status).to.equal(201);
+    expect(await load(me.username, 'default', 'g'), 'loads while its servlet exists').not.to.equal(null);
     expect(await load(me.username, 'default', 'nope')).to.equal(null);
     expect(await load(me.username, 'other', 'g')).to.equal(null);
-    await me.api.delete('/api/servlets/~/g');
+    expect((await me.api.delete('/api/servlets/~/g')).status).to.equal(204);
     expect(await load(me.username, 'default', 'g')).to.equal(null);
   });
 });
