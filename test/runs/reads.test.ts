@@ -66,24 +66,29 @@ describe('runs: reads', () => {
     expect((await api.delete('/api/tasks/~/default/shared')).status).to.equal(204);
   });
 
-  it('lists a task\'s runs newest first, paged with a Link header', async () => {
+  it('lists a task\'s runs newest first, paged with a Link header, with names as long as names go', async () => {
     const { api } = await signedIn();
-    await createTask(api, 'default', 'many');
-    const url = await signedUrl(api, 'default', 'many');
-    for (const name of ['r1', 'r2', 'r3']) await waitForRun(api, (await postSigned(url, { text: name }, { 'run-id': name })).body.url);
-    const first = await api.get('/api/runs/~/default/many?limit=2');
+    // 64-character names make the cursor (the sort key of the last run, its _id among it) well over 200 characters.
+    const long = (prefix: string) => prefix.padEnd(64, 'x');
+    const task = long('many');
+    const [r1, r2, r3] = ['r1', 'r2', 'r3'].map(long) as [string, string, string];
+    await createTask(api, 'default', task);
+    const url = await signedUrl(api, 'default', task);
+    for (const name of [r1, r2, r3]) await waitForRun(api, (await postSigned(url, { text: name }, { 'run-id': name })).body.url);
+    const first = await api.get(`/api/runs/~/default/${task}?limit=2`);
     expect(first.status).to.equal(200);
-    expect(first.body.map((r: any) => r.name)).to.deep.equal(['r3', 'r2']);
+    expect(first.body.map((r: any) => r.name)).to.deep.equal([r3, r2]);
     expect(first.body[0]).to.have.keys('name', 'status', 'results', 'created_at', 'modified_at');
     const link = first.headers.get('link');
     expect(link).to.match(/^<(.+)>; rel="next"$/);
     const next = await api.get(/^<(.+)>/.exec(link!)![1]!.replace(/^https?:\/\/[^/]+/, ''));
-    expect(next.body.map((r: any) => r.name)).to.deep.equal(['r1']);
+    expect(next.status, next.text).to.equal(200);
+    expect(next.body.map((r: any) => r.name)).to.deep.equal([r1]);
     expect(next.headers.get('link')).to.equal(null);
-    const variantA = await api.get('/api/profiles/~/default/tasks/many/runs');
-    expect(variantA.body.map((r: any) => r.name)).to.deep.equal(['r3', 'r2', 'r1']);
-    expect((await api.get('/api/runs/~/default/many?limit=0')).status).to.equal(400);
-    expect((await api.get('/api/runs/~/default/many?cursor=bogus')).status).to.equal(400);
+    const variantA = await api.get(`/api/profiles/~/default/tasks/${task}/runs`);
+    expect(variantA.body.map((r: any) => r.name)).to.deep.equal([r3, r2, r1]);
+    expect((await api.get(`/api/runs/~/default/${task}?limit=0`)).status).to.equal(400);
+    expect((await api.get(`/api/runs/~/default/${task}?cursor=bogus`)).status).to.equal(400);
   });
 
   it('makes runs searchable in Temporal by owner, profile, task and runner, with the task in the memo', async () => {

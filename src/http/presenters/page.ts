@@ -10,15 +10,22 @@ import { parse } from '../validate';
 export const LIST_DEFAULT_LIMIT = 1000;
 export const LIST_MAX_LIMIT = 1000;
 
-const pageQuery = z.object({
-  limit: z.coerce.number().int().min(1).max(LIST_MAX_LIMIT).default(LIST_DEFAULT_LIMIT),
-  cursor: z.string().min(1).max(1000).optional(),
-});
+/** Run lists page by 100 unless asked otherwise (as the compatibility notes have it). */
+export const RUN_LIST_DEFAULT_LIMIT = 100;
+
+const pageQuery = (defaultLimit: number) =>
+  z.object({
+    limit: z.coerce.number().int().min(1).max(LIST_MAX_LIMIT).default(defaultLimit),
+    cursor: z.string().min(1).max(1000).optional(),
+  });
+const pageQueries = new Map<number, ReturnType<typeof pageQuery>>();
 
 /** `?limit=&cursor=`; a bad value is a 400 naming `query.limit` or `query.cursor`. */
-export function pageRequest(ctx: Context): PageRequest {
+export function pageRequest(ctx: Context, defaultLimit = LIST_DEFAULT_LIMIT): PageRequest {
+  let schema = pageQueries.get(defaultLimit);
+  if (!schema) pageQueries.set(defaultLimit, (schema = pageQuery(defaultLimit)));
   const q = ctx.query;
-  return parse(pageQuery, { limit: q.limit, cursor: q.cursor }, 'query');
+  return parse(schema, { limit: q.limit, cursor: q.cursor }, 'query');
 }
 
 /** Answers a bare JSON array (the client iterates it); the next page's URL goes in `Link: <...>; rel="next"`. */

@@ -4,10 +4,10 @@ import { notFound } from '../../../errors';
 import { listRuns } from '../../../store/runs';
 import type { AppDeps } from '../../deps';
 import { presentRun } from '../../presenters/run';
-import { sendPage } from '../../presenters/page';
+import { RUN_LIST_DEFAULT_LIMIT, pageRequest, sendPage } from '../../presenters/page';
 import { parse } from '../../validate';
 import { ownerFromPath } from '../users/owner';
-import { runListQuery, runName, variantATrigger } from './schema';
+import { runName, variantATrigger } from './schema';
 import type { RunService } from './service';
 
 /** Run URLs name the owner (not `~`) so they stay right whoever triggered the run with a signed URL. */
@@ -30,8 +30,7 @@ export function runsRouter(deps: AppDeps, runs: RunService): Router {
   });
   const list = async (ctx: Context, where: { owner: string; profile: string; task: string }) => {
     await runs.loadTask(where.owner, where.profile, where.task);
-    const q = parse(runListQuery, { limit: ctx.query.limit, cursor: ctx.query.cursor }, 'query');
-    const page = await listRuns(deps.db.models, where, q);
+    const page = await listRuns(deps.db.models, where, pageRequest(ctx, RUN_LIST_DEFAULT_LIMIT));
     sendPage(ctx, page, (r) => presentRun({ name: r.name, status: r.status, results: r.results, createdAt: r.created_at, modifiedAt: r.modified_at }));
   };
 

@@ -12,9 +12,4 @@ export const runIdHeader = nameSchema.optional();
 
 export const runName = nameSchema;
 
-export const runListQuery = z.object({
-  limit: z.coerce.number().int().min(1).max(1000).default(100),
-  cursor: z.string().min(1).max(200).optional(),
-});
-
 export const revokeBody = z.object({ url: z.string().min(1).max(4000) });
