@@ -1,13 +1,14 @@
 /**
  * A small cache of lookups kept for `ttlMs`, with single flight (concurrent gets of a key share one load). Failed
- * loads are not kept. Bounded: past `maxEntries`, the oldest entry goes.
+ * loads are not kept, nor answers `keep` refuses (a run not found yet must be found once its trigger answered).
+ * Bounded: past `maxEntries`, the least recently loaded key goes.
  *
  * With `refreshAhead`, a get of an answer past half its `ttlMs` starts one reload in the background and still
  * returns the answer it has: a key in steady use is reloaded before it expires, so its callers never wait for the
  * store. An answer is never returned once it is `ttlMs` old, so the bound on how stale an answer can be is unchanged.
  */
-export function createTtlCache<V>(ttlMs: number, options: { maxEntries?: number; refreshAhead?: boolean } = {}) {
-  const { maxEntries = 10_000, refreshAhead = false } = options;
+export function createTtlCache<V>(ttlMs: number, options: { maxEntries?: number; refreshAhead?: boolean; keep?: (value: V) => boolean } = {}) {
+  const { maxEntries = 10_000, refreshAhead = false, keep = () => true } = options;
   interface Entry {
     value: Promise<V>;
     at: number;
@@ -16,36 +17,45 @@ export function createTtlCache<V>(ttlMs: number, options: { maxEntries?: number;
   }
   const entries = new Map<string, Entry>();
 
-  const start = (key: string, load: () => PromiseLike<V>, now: number): Entry => {
-    const entry: Entry = { value: Promise.resolve(load()), at: now }; // a mongoose Query runs again on every then/catch
+  const put = (key: string, entry: Entry) => {
+    entries.delete(key); // re-inserted at the end: the map's order is the loading order
+    entries.set(key, entry);
+    if (entries.size > maxEntries) entries.delete(entries.keys().next().value!);
+  };
+  /** Loads `key`; the entry leaves the map (if it is still there) when the load fails or its answer is not kept. */
+  const load = (key: string, loader: () => PromiseLike<V>, now: number): Entry => {
+    const entry: Entry = { value: Promise.resolve(loader()), at: now }; // a mongoose Query runs again on every then/catch
     entry.value.then(
-      () => (entry.settled = true),
+      (value) => {
+        entry.settled = true;
+        if (!keep(value) && entries.get(key) === entry) entries.delete(key);
+      },
       () => entries.get(key) === entry && entries.delete(key),
     );
     return entry;
   };
-  const put = (key: string, entry: Entry) => {
-    entries.set(key, entry);
-    if (entries.size > maxEntries) entries.delete(entries.keys().next().value!);
-  };
 
   return {
-    get(key: string, load: () => PromiseLike<V>): Promise<V> {
-      if (ttlMs <= 0) return Promise.resolve(load());
+    get(key: string, loader: () => PromiseLike<V>): Promise<V> {
+      if (ttlMs <= 0) return Promise.resolve(loader());
       const now = Date.now();
       const hit = entries.get(key);
       if (hit && now - hit.at < ttlMs) {
         if (refreshAhead && hit.settled && !hit.reloading && now - hit.at >= ttlMs / 2) {
           hit.reloading = true;
-          const next = start(key, load, now);
+          const next = load(key, loader, now);
           next.value.then(
-            () => entries.get(key) === hit && put(key, next),
+            (value) => {
+              if (entries.get(key) !== hit) return;
+              if (keep(value)) put(key, next);
+              else entries.delete(key);
+            },
             () => (hit.reloading = false),
           );
         }
         return hit.value;
       }
-      const entry = start(key, load, now);
+      const entry = load(key, loader, now);
       put(key, entry);
       return entry.value;
     },

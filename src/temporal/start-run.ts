@@ -61,31 +61,33 @@ export async function triggerRun(
   }
   // No worker has recorded the run yet: start it (again). Starting is idempotent by workflow id, and this API never
   // writes the record after inserting it (the workflow is its only writer; see models.ts).
-  if (!record.started && record.status === 'pending') await startFromRecord(deps, record, task);
+  if (!record.started && record.status === 'pending') await startFromRecord(deps, record, task, created ? payload : undefined);
   return { created };
 }
 
 /** A record no worker has written is older than this: its start was lost (a crash between insert and start). */
-export const LOST_START_MS = 5_000;
+const LOST_START_MS = 5_000;
 
 /**
  * Reads heal too: a run still `pending`, never recorded by a worker and older than LOST_START_MS whose workflow
- * cannot be queried had its start lost; start it from the record (a no-op when it is in fact running).
+ * cannot be queried had its start lost; start it from the record (a no-op when it is in fact running). The task is
+ * loaded only then.
  */
-export async function healLostStart(deps: { models: Models; temporal: Client; config: Config }, record: RunRecord, task: TaskRef | null): Promise<boolean> {
-  if (!task || record.started || record.status !== 'pending' || Date.now() - record.created_at.getTime() < LOST_START_MS) return false;
-  await startFromRecord(deps, record, task);
-  return true;
+export async function healLostStart(deps: { models: Models; temporal: Client; config: Config }, record: RunRecord, loadTask: () => Promise<TaskRef | null>): Promise<void> {
+  if (record.started || record.status !== 'pending' || Date.now() - record.created_at.getTime() < LOST_START_MS) return;
+  const task = await loadTask();
+  if (task) await startFromRecord(deps, record, task);
 }
 
-async function startFromRecord(deps: { models: Models; temporal: Client; config: Config }, record: RunRecord, task: TaskRef) {
+/** `payload`: the trigger data when the caller has it at hand (else it is read back from the record). */
+async function startFromRecord(deps: { models: Models; temporal: Client; config: Config }, record: RunRecord, task: TaskRef, payload?: Record<string, unknown>) {
   const { config } = deps;
   const identity: RunIdentity = { owner: record.owner, profile: record.profile, task: record.task, run: record.name };
   const input: RunInput = {
     identity,
     taskId: record.task_id.toString(),
     taskVersion: record.task_version,
-    payload: JSON.parse(record.payload_json) as Record<string, unknown>,
+    payload: payload ?? (JSON.parse(record.payload_json) as Record<string, unknown>),
     createdAt: record.created_at.getTime(),
     limits: {
       timeoutMs: config.RUN_TIMEOUT_MS,

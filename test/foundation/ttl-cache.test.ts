@@ -58,6 +58,39 @@ describe('the lookup cache (sessions, trigger lookups)', () => {
     expect(await cache.get('k', load)).to.equal(3);
   });
 
+  it('does not keep an answer `keep` refuses (a run not found yet), but shares its load', async () => {
+    const cache = createTtlCache<string | null>(10_000, { keep: (v) => v !== null });
+    let stored: string | null = null;
+    let loads = 0;
+    const load = async () => {
+      loads++;
+      return stored;
+    };
+    expect(await Promise.all([cache.get('k', load), cache.get('k', load)])).to.deep.equal([null, null]);
+    expect(loads).to.equal(1);
+    stored = 'found';
+    expect(await cache.get('k', load), 'the miss was not kept').to.equal('found');
+    stored = 'changed';
+    expect(await cache.get('k', load), 'a hit is kept').to.equal('found');
+  });
+
+  it('past its size, drops the key loaded longest ago', async () => {
+    const cache = createTtlCache<string>(100, { maxEntries: 2 });
+    const loads: string[] = [];
+    const load = (key: string) => async () => {
+      loads.push(key);
+      return key;
+    };
+    await cache.get('a', load('a'));
+    await cache.get('b', load('b'));
+    await sleep(120);
+    await cache.get('a', load('a')); // expired: loaded again, so now the newest
+    await cache.get('c', load('c')); // over the bound: 'b' goes, not 'a'
+    await cache.get('a', load('a'));
+    await cache.get('b', load('b'));
+    expect(loads).to.deep.equal(['a', 'b', 'a', 'c', 'b']);
+  });
+
   it('forgets a key at once', async () => {
     const cache = createTtlCache<number>(10_000);
     let loads = 0;

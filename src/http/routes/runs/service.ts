@@ -1,14 +1,13 @@
 import crypto from 'node:crypto';
 import type { Context } from 'koa';
 import { notFound } from '../../../errors';
-import { findRun } from '../../../store/runs';
+import { findRun, type RunRecord } from '../../../store/runs';
 import { revocationLookup, type RevocationLookup } from '../../../store/signed-urls';
 import { findTask, type TaskRecord, type TaskRef } from '../../../store/tasks';
 import { createTtlCache } from '../../ttl-cache';
 import { healLostStart, triggerRun } from '../../../temporal/start-run';
 import type { RunReader } from '../../../temporal/run-reader';
 import { runWorkflowId, type RunIdentity } from '../../../temporal/ids';
-import { createRecordCache } from './record-cache';
 import { TERMINAL, type RunState, type RunStatus } from '../../../../workflows/types';
 import type { AppDeps } from '../../deps';
 import { presentRun, type RunView } from '../../presenters/run';
@@ -16,7 +15,12 @@ import { presentRun, type RunView } from '../../presenters/run';
 /** What both variants' run routes share: load the task, trigger, read one run. */
 export function runService(deps: AppDeps, reader: RunReader) {
   const { models } = deps.db;
-  const records = createRecordCache(deps.config.RUN_RECORD_CACHE_MS);
+  // Run records as reads see them, kept for RUN_RECORD_CACHE_MS (refreshed ahead while polled): polls cost no database
+  // read each. Another API process may serve a run deleted with its task that long. A miss is not kept: a run is
+  // readable as soon as its trigger answered.
+  const records = createTtlCache<RunRecord | null>(deps.config.RUN_RECORD_CACHE_MS, { refreshAhead: true, keep: (record) => record !== null });
+  /** A closed run's rendered body and ETag, per record (the cache hands out the same object until it reloads). */
+  const closedBodies = new WeakMap<RunRecord, { body: string; etag: string }>();
   /** A live run's rendered body, per query answer (the reader hands out the same object until it refreshes). */
   const liveBodies = new WeakMap<RunState, string>();
   // What a trigger looks up (the task, the URL's revocations) is kept for TRIGGER_CACHE_MS: a burst of triggers costs
@@ -71,16 +75,17 @@ export function runService(deps: AppDeps, reader: RunReader) {
      * changes again, from its record, with an ETag.
      */
     async read(ctx: Context, id: RunIdentity): Promise<void> {
-      const { record, entry } = await records.get(runWorkflowId(id), () => findRun(models, id));
-      if (!record || !entry) throw notFound(`run "${id.run}"`);
+      const record = await records.get(runWorkflowId(id), () => findRun(models, id));
+      if (!record) throw notFound(`run "${id.run}"`);
       const fromRecord = () => presentRun({ name: record.name, status: record.status, results: record.results, createdAt: record.created_at, modifiedAt: record.modified_at });
       if (TERMINAL.includes(record.status as RunStatus)) {
-        entry.closed ??= render(fromRecord());
-        return sendClosed(ctx, entry.closed);
+        let closed = closedBodies.get(record);
+        if (!closed) closedBodies.set(record, (closed = render(fromRecord())));
+        return sendClosed(ctx, closed);
       }
       const live = await reader.read(record._id);
       if (!live) {
-        await healLostStart({ models, temporal: deps.temporal, config: deps.config }, record, await findTask(models, { owner: id.owner, profile: id.profile, name: id.task }));
+        await healLostStart({ models, temporal: deps.temporal, config: deps.config }, record, () => this.findTaskForTrigger(id.owner, id.profile, id.task));
         ctx.set('Cache-Control', 'no-store');
         ctx.body = fromRecord();
         return;
