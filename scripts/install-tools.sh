@@ -30,7 +30,8 @@ build_temporal() {
     tail -n 20 "$log" >&2
     fail "step 'temporal': go install failed (full log: $log)"
   fi
-  mv "$dir/.gobin/temporal" "$bin.tmp" && mv "$bin.tmp" "$bin" && rmdir "$dir/.gobin" 2>/dev/null || true
+  mv "$dir/.gobin/temporal" "$bin.tmp" && mv "$bin.tmp" "$bin" || fail "step 'temporal': could not move the built binary to $bin"
+  rmdir "$dir/.gobin" 2>/dev/null || true
   say "Temporal CLI ready: $bin"
   echo "TEMPORAL_CLI=$bin"
 }

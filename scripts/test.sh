@@ -4,7 +4,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-eval "$(bash scripts/install-tools.sh | sed 's/^/export /')"
+# On its own line: a failure inside `eval "$(...)"` would not stop the script.
+tools=$(bash scripts/install-tools.sh)
+eval "$(sed 's/^/export /' <<<"$tools")"
 bash scripts/python-client.sh
 export PTR_TEST_PYTHON="$PWD/.venv/bin/python"
 
