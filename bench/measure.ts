@@ -9,7 +9,7 @@ export const percentile = (values: number[], p: number) => {
 
 export const round = (n: number, digits = 1) => Math.round(n * 10 ** digits) / 10 ** digits;
 
-/** Runs `task` `total` times with `concurrency` in flight; returns each latency (ms) and the completions per second. */
+/** Runs `task` `total` times with `concurrency` in flight: each latency (ms), the time taken (s), completions per second. */
 export async function inFlight(total: number, concurrency: number, task: (i: number) => Promise<void>) {
   const latencies: number[] = [];
   let next = 0;
@@ -24,7 +24,8 @@ export async function inFlight(total: number, concurrency: number, task: (i: num
       }
     }),
   );
-  return { latencies, perSecond: total / ((performance.now() - start) / 1000) };
+  const seconds = (performance.now() - start) / 1000;
+  return { latencies, seconds, perSecond: total / seconds };
 }
 
 const agent = new http.Agent({ keepAlive: true, maxSockets: 256 });

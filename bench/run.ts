@@ -6,6 +6,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { connectDb } from '../src/store/connect';
 import { createLogger } from '../src/logger';
 import { installTemporalRuntime } from '../src/temporal/runtime';
@@ -40,7 +41,7 @@ async function main() {
     process.exitCode = 1;
   } finally {
     // Bounded: after a failure, pollers or runs may still be open. Then exit, whatever is left (a connection).
-    const stopped = await Promise.race([s.stop().then(() => true, () => false), new Promise<false>((r) => setTimeout(() => r(false), 30_000))]);
+    const stopped = await Promise.race([s.stop().then(() => true, () => false), sleep(30_000).then(() => false)]);
     if (!stopped) log('the stack did not stop cleanly within 30 s; exiting anyway');
     if (profileDir) log(`CPU profiles of the API and the worker: ${profileDir}`);
     process.exit(process.exitCode ?? 0);
@@ -61,6 +62,7 @@ async function measure(s: Awaited<ReturnType<typeof startBenchStack>>) {
   // Live runs for the polling figure hang at the provider until the end; every other call answers at once.
   s.fake.script((req) => (lastUserText(req).includes('hold') ? { hang: true } : openaiText(`echo: ${lastUserText(req)}`)));
 
+  const workflowOf = (run: string) => s.client.workflow.getHandle(runWorkflowId({ owner: 'bench', profile: 'default', task: 'bench', run }));
   let runs = 0;
   let retried503 = 0;
   const run = async (name: string, text = 'x') => {
@@ -71,12 +73,12 @@ async function measure(s: Awaited<ReturnType<typeof startBenchStack>>) {
       if (res.status !== 503 || attempt === 5) break;
       retried503++;
       await res.arrayBuffer();
-      await new Promise((r) => setTimeout(r, 100 * attempt));
+      await sleep(100 * attempt);
     }
     if (res.status !== 201 && res.status !== 200) throw new Error(`trigger answered ${res.status}: ${await res.text()}`);
     await res.arrayBuffer();
     if (text !== 'hold') {
-      await s.client.workflow.getHandle(runWorkflowId({ owner: 'bench', profile: 'default', task: 'bench', run: name })).result();
+      await workflowOf(name).result();
       runs++;
     }
   };
@@ -85,22 +87,25 @@ async function measure(s: Awaited<ReturnType<typeof startBenchStack>>) {
     await s.client.workflow.execute('bareRun', { taskQueue: 'bench-baseline', workflowId: `bare-${bare++}`, args: ['Say x'] });
   };
 
-  /** CPU each process used while `work` ran, in ms per completed item (where a run's cost goes). */
   const children = childPids();
-  const pids: Record<string, number> = {
-    api: s.apiPid,
-    worker: s.workerPid,
-    ferretdb: children.find((c) => c.comm.startsWith('ferretdb'))?.pid ?? NaN,
-    temporal: children.find((c) => c.comm.startsWith('temporal'))?.pid ?? NaN,
+  const childPid = (name: string) => {
+    const pid = children.find((c) => c.comm.startsWith(name))?.pid;
+    if (!pid) throw new Error(`no ${name} process among the bench's children`);
+    return pid;
   };
+  const pids: Record<string, number> = { api: s.apiPid, worker: s.workerPid, ferretdb: childPid('ferretdb'), temporal: childPid('temporal') };
+  /** CPU seconds each process of the stack has used so far. */
+  const cpuNow = () => Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, cpuSeconds(pid)]));
+  /** CPU each process used while `work` ran, in ms per completed item (where a run's cost goes). */
   const cpuPerItem = async <T>(items: number, work: () => Promise<T>): Promise<{ result: T; cpuMsPerItem: Record<string, number> }> => {
-    const before = Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, cpuSeconds(pid)]));
+    const before = cpuNow();
     const self = process.cpuUsage();
     const result = await work();
     const used = process.cpuUsage(self);
+    const after = cpuNow();
     const cpuMsPerItem: Record<string, number> = {};
-    for (const [k, pid] of Object.entries(pids)) cpuMsPerItem[k] = round(((cpuSeconds(pid) - before[k]!) * 1000) / items, 2);
-    cpuMsPerItem.bench = round((used.user + used.system) / 1000 / items, 2);
+    for (const k of Object.keys(pids)) cpuMsPerItem[k] = ((after[k]! - before[k]!) * 1000) / items;
+    cpuMsPerItem.bench = (used.user + used.system) / 1000 / items;
     return { result, cpuMsPerItem };
   };
 
@@ -108,7 +113,7 @@ async function measure(s: Awaited<ReturnType<typeof startBenchStack>>) {
   let memoryAt1000: { api: number; worker: number; runs: number } | undefined;
   const firstMemorySnapshot = async () => {
     if (memoryAt1000 || runs < 1000 || !wanted('memory')) return;
-    await new Promise((r) => setTimeout(r, 2000));
+    await sleep(2000);
     memoryAt1000 = { api: await rssMb(s.apiPid), worker: await rssMb(s.workerPid), runs };
   };
 
@@ -129,41 +134,39 @@ async function measure(s: Awaited<ReturnType<typeof startBenchStack>>) {
   }
 
   if (wanted('throughput')) {
-    // Rounds of 320 in the order ours, bare, bare, ours, twice (a linear drift of the machine hits both alike), each
-    // after the previous round's background work (Temporal's tasks, caches) has settled: 1,280 runs of each.
-    log('throughput with 32 in flight (1,280 each, in rounds of 320: ours, bare, bare, ours, twice)...');
-    const rounds = { ours: { seconds: 0, cpu: {} as Record<string, number> }, bare: { seconds: 0, cpu: {} as Record<string, number> } };
-    const add = (into: Record<string, number>, cpu: Record<string, number>) => {
-      for (const [k, v] of Object.entries(cpu)) into[k] = (into[k] ?? 0) + v / 4;
-    };
-    let round_ = 0;
+    // Rounds in the order ours, bare, bare, ours, twice (a linear drift of the machine hits both alike), each after
+    // the previous round's background work (Temporal's tasks, caches) has settled.
+    const ORDER = ['ours', 'bare', 'bare', 'ours', 'ours', 'bare', 'bare', 'ours'] as const;
+    const PER_ROUND = 320;
+    const perSide = (ORDER.length / 2) * PER_ROUND;
+    log(`throughput with 32 in flight (${perSide} each, in rounds of ${PER_ROUND}: ${ORDER.join(', ')})...`);
+    const totals = { ours: { seconds: 0, cpuMs: {} as Record<string, number> }, bare: { seconds: 0, cpuMs: {} as Record<string, number> } };
     /** Waits until the stack is idle (under a tenth of a core over half a second), at most 30 s: how long it took. */
     const settle = async () => {
       const began = performance.now();
+      const sum = (cpu: Record<string, number>) => Object.values(cpu).reduce((a, b) => a + b, 0);
       for (;;) {
-        const before = Object.values(pids).reduce((a, pid) => a + cpuSeconds(pid), 0);
-        await new Promise((r) => setTimeout(r, 500));
-        const busy = (Object.values(pids).reduce((a, pid) => a + cpuSeconds(pid), 0) - before) / 0.5;
-        if (busy < 0.1 || performance.now() - began > 30_000) return round((performance.now() - began) / 1000);
+        const before = sum(cpuNow());
+        await sleep(500);
+        if ((sum(cpuNow()) - before) / 0.5 < 0.1 || performance.now() - began > 30_000) return round((performance.now() - began) / 1000);
       }
     };
-    for (const which of ['ours', 'bare', 'bare', 'ours', 'ours', 'bare', 'bare', 'ours'] as const) {
+    for (const [r, which] of ORDER.entries()) {
       log(`  ${which}: the stack settled in ${await settle()} s`);
       await firstMemorySnapshot();
-      const r = round_++;
-      const measured = await cpuPerItem(320, () => inFlight(320, 32, (i) => (which === 'ours' ? run(`tput-${r}-${i}`) : bareRun())));
-      rounds[which].seconds += 320 / measured.result.perSecond;
-      add(rounds[which].cpu, measured.cpuMsPerItem);
+      const { result, cpuMsPerItem } = await cpuPerItem(PER_ROUND, () => inFlight(PER_ROUND, 32, (i) => (which === 'ours' ? run(`tput-${r}-${i}`) : bareRun())));
+      totals[which].seconds += result.seconds;
+      for (const [k, ms] of Object.entries(cpuMsPerItem)) totals[which].cpuMs[k] = (totals[which].cpuMs[k] ?? 0) + (ms * PER_ROUND) / perSide;
     }
-    const roundAll = (c: Record<string, number>) => Object.fromEntries(Object.entries(c).map(([k, v]) => [k, round(v, 2)]));
-    const tput = { result: { perSecond: 1280 / rounds.ours.seconds }, cpuMsPerItem: roundAll(rounds.ours.cpu) };
-    const tputBare = { result: { perSecond: 1280 / rounds.bare.seconds }, cpuMsPerItem: roundAll(rounds.bare.cpu) };
+    const perRun = (cpuMs: Record<string, number>) => Object.fromEntries(Object.entries(cpuMs).map(([k, v]) => [k, round(v, 2)]));
+    const ours = perSide / totals.ours.seconds;
+    const bareRate = perSide / totals.bare.seconds;
     results.throughput32 = {
-      runsPerSecond: round(tput.result.perSecond),
-      baselinePerSecond: round(tputBare.result.perSecond),
-      ratio: round(tput.result.perSecond / tputBare.result.perSecond, 2),
-      cpuMsPerRun: tput.cpuMsPerItem,
-      baselineCpuMsPerRun: tputBare.cpuMsPerItem,
+      runsPerSecond: round(ours),
+      baselinePerSecond: round(bareRate),
+      ratio: round(ours / bareRate, 2),
+      cpuMsPerRun: perRun(totals.ours.cpuMs),
+      baselineCpuMsPerRun: perRun(totals.bare.cpuMs),
     };
   }
 
@@ -187,46 +190,44 @@ async function measure(s: Awaited<ReturnType<typeof startBenchStack>>) {
   if (wanted('live')) {
     log('200 pollers on 20 live runs (250 ms poll interval, like the Python client)...');
     for (let i = 0; i < 20; i++) await run(`live-${i}`, 'hold');
-    await new Promise((r) => setTimeout(r, 1000));
+    await sleep(1000);
+    const urls = Array.from({ length: 200 }, (_, i) => `${s.apiUrl}/api/runs/bench/default/bench/live-${i % 20}`);
+    /** Every poller, spread over one 250 ms interval, polls every 250 ms until `seconds` have passed (once if 0). */
+    const pollAll = (seconds: number, latencies: number[], serverMs?: (ms: number) => void) => {
+      const start = performance.now();
+      return Promise.all(
+        urls.map(async (url, i) => {
+          await sleep((i * 250) / urls.length);
+          do {
+            const t = performance.now();
+            if ((await get(url, cookie, serverMs)) !== 200) throw new Error('live poll failed');
+            latencies.push(performance.now() - t);
+            if (seconds > 0) await sleep(250);
+          } while (performance.now() - start < seconds * 1000);
+        }),
+      );
+    };
     // Each poller first connects with one poll (a new connection, and for the first pollers of a run its first
     // query): reported apart, as the cold start. Then 6 s of steady polling, the figure the target is about.
-    const urls = Array.from({ length: 200 }, (_, i) => `${s.apiUrl}/api/runs/bench/default/bench/live-${i % 20}`);
     const firstPolls: number[] = [];
-    await Promise.all(
-      urls.map(async (url, i) => {
-        await new Promise((r) => setTimeout(r, (i * 250) / 200)); // spread the pollers over one interval
-        const t = performance.now();
-        if ((await get(url, cookie)) !== 200) throw new Error('live poll failed');
-        firstPolls.push(performance.now() - t);
-      }),
-    );
-    await new Promise((r) => setTimeout(r, 250));
+    await pollAll(0, firstPolls);
+    await sleep(250);
     const queriesBefore = await metric(s.apiUrl, 'ptr_live_run_queries_total');
     const pollLatencies: number[] = [];
     const serverLatencies: number[] = [];
     const pollSeconds = 6;
-    const pollCpuBefore = Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, cpuSeconds(pid)]));
-    const pollStart = performance.now();
+    const pollCpuBefore = cpuNow();
     const benchLoop = monitorEventLoopDelay({ resolution: 5 });
     benchLoop.enable();
-    await Promise.all(
-      urls.map(async (url, i) => {
-        await new Promise((r) => setTimeout(r, (i * 250) / 200));
-        while (performance.now() - pollStart < pollSeconds * 1000) {
-          const t = performance.now();
-          if ((await get(url, cookie, (ms) => serverLatencies.push(ms))) !== 200) throw new Error('live poll failed');
-          pollLatencies.push(performance.now() - t);
-          await new Promise((r) => setTimeout(r, 250));
-        }
-      }),
-    );
+    await pollAll(pollSeconds, pollLatencies, (ms) => serverLatencies.push(ms));
     benchLoop.disable();
-    const pollCpu = Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, round((cpuSeconds(pid) - pollCpuBefore[k]!) / pollSeconds, 2)]));
+    const pollCpuAfter = cpuNow();
+    const pollCpu = Object.fromEntries(Object.keys(pids).map((k) => [k, round((pollCpuAfter[k]! - pollCpuBefore[k]!) / pollSeconds, 2)]));
     log(`bench event loop delay during the polls: p99 ${round(benchLoop.percentile(99) / 1e6)} ms, max ${round(benchLoop.max / 1e6)} ms`);
     const queriesPerRunPerSecond = ((await metric(s.apiUrl, 'ptr_live_run_queries_total')) - queriesBefore) / 20 / pollSeconds;
     s.fake.reset(); // the held provider calls fail, and their runs retry and finish: none is left open at the end
     s.fake.script((req) => openaiText(`echo: ${lastUserText(req)}`));
-    await Promise.all(Array.from({ length: 20 }, (_, i) => s.client.workflow.getHandle(runWorkflowId({ owner: 'bench', profile: 'default', task: 'bench', run: `live-${i}` })).result()));
+    await Promise.all(Array.from({ length: 20 }, (_, i) => workflowOf(`live-${i}`).result()));
     results.livePolls = { pollers: 200, liveRuns: 20, p99Ms: round(percentile(pollLatencies, 99)), p50Ms: round(percentile(pollLatencies, 50)), serverP99Ms: round(percentile(serverLatencies, 99)), firstPollP99Ms: round(percentile(firstPolls, 99)), coresBusy: pollCpu, queriesPerLiveRunPerSecond: round(queriesPerRunPerSecond, 2) };
   }
 
@@ -236,7 +237,7 @@ async function measure(s: Awaited<ReturnType<typeof startBenchStack>>) {
     await firstMemorySnapshot();
     const mem1000 = memoryAt1000!;
     await inFlight(Math.max(0, 5000 - runs), 32, (i) => run(`mem5-${i}`));
-    await new Promise((r) => setTimeout(r, 2000));
+    await sleep(2000);
     const mem5000 = { api: await rssMb(s.apiPid), worker: await rssMb(s.workerPid) };
     results.memoryMb = { firstAfterRuns: mem1000.runs, after1000: { api: round(mem1000.api), worker: round(mem1000.worker) }, after5000: { api: round(mem5000.api), worker: round(mem5000.worker) }, growth: { api: round(mem5000.api / mem1000.api - 1, 2), worker: round(mem5000.worker / mem1000.worker - 1, 2) } };
   }
@@ -281,12 +282,12 @@ function printTable(r: any, file: string) {
   }
   if (r.livePolls) {
     rows.push(['200 pollers / 20 live runs, p99', `${r.livePolls.p99Ms} ms`, '—', '≤ 50 ms']);
-    if (r.livePolls.serverP99Ms !== undefined) rows.push(['  of which in the API (Server-Timing), p99', `${r.livePolls.serverP99Ms} ms`, '—', '']);
-    if (r.livePolls.firstPollP99Ms !== undefined) rows.push(['  first poll of each poller (connects), p99', `${r.livePolls.firstPollP99Ms} ms`, '—', '']);
+    rows.push(['  of which in the API (Server-Timing), p99', `${r.livePolls.serverP99Ms} ms`, '—', '']);
+    rows.push(['  first poll of each poller (connects), p99', `${r.livePolls.firstPollP99Ms} ms`, '—', '']);
     rows.push(['Temporal queries per live run per s', `${r.livePolls.queriesPerLiveRunPerSecond}`, '—', '≤ 5']);
   }
   if (r.memoryMb) {
-    const first = r.memoryMb.firstAfterRuns ? `${(r.memoryMb.firstAfterRuns / 1000).toFixed(1)}k` : '1k';
+    const first = `${(r.memoryMb.firstAfterRuns / 1000).toFixed(1)}k`;
     rows.push([`RSS API after ${first} / 5k runs`, `${r.memoryMb.after1000.api} / ${r.memoryMb.after5000.api} MB`, '—', `≤ 20 % growth (${Math.round(r.memoryMb.growth.api * 100)} %)`]);
     rows.push([`RSS worker after ${first} / 5k runs`, `${r.memoryMb.after1000.worker} / ${r.memoryMb.after5000.worker} MB`, '—', `≤ 20 % growth (${Math.round(r.memoryMb.growth.worker * 100)} %)`]);
   }

@@ -5,6 +5,7 @@ import { compileServlet } from '../activities/servlets/module';
 import { loadConfig } from '../src/config';
 import { createLogger } from '../src/logger';
 import { buildTestServlets } from '../test/helpers/servlets';
+import { percentile, round } from './measure';
 
 export interface Percentiles {
   p50: number;
@@ -83,10 +84,9 @@ async function time(fn: () => Promise<void>, times: number, into: number[], unti
   }
 }
 
+/** The same rank rule as every other percentile of the table (measure.ts). */
 function percentiles(samples: number[]): Percentiles {
-  const sorted = [...samples].sort((a, b) => a - b);
-  const at = (q: number) => Math.round(sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]! * 1000) / 1000;
-  return { p50: at(0.5), p99: at(0.99) };
+  return { p50: round(percentile(samples, 50), 3), p99: round(percentile(samples, 99), 3) };
 }
 
 if (require.main === module) {
@@ -96,7 +96,7 @@ if (require.main === module) {
         ['servlet call', 'p50 ms', 'p99 ms'],
         ['pooled (runtime)', pooled.p50, pooled.p99],
         ['direct (Extism)', direct.p50, direct.p99],
-        ['pooled overhead', round(pooled.p50 - direct.p50), round(pooled.p99 - direct.p99)],
+        ['pooled overhead', round(pooled.p50 - direct.p50, 3), round(pooled.p99 - direct.p99, 3)],
       ];
       for (const row of rows) console.log(row.map((c, i) => String(c).padEnd(i === 0 ? 18 : 9)).join(' '));
     },
@@ -105,8 +105,4 @@ if (require.main === module) {
       process.exitCode = 1;
     },
   );
-}
-
-function round(n: number): number {
-  return Math.round(n * 1000) / 1000;
 }
