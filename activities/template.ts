@@ -26,8 +26,14 @@ export function expandTemplate(template: string, payload: Record<string, unknown
       if (type === 'name' || type === '&') {
         if (name !== '.' && lookup(name, context) === undefined) missing.add(name);
       } else if ((type === '#' || type === '^') && token[4]) {
+        // Only what Mustache renders is checked: a list's section once per item, with the item in context.
         const value = lookup(name, context);
-        walk(token[4], value && typeof value === 'object' && !Array.isArray(value) ? [value, ...context] : context);
+        const empty = !value || (Array.isArray(value) && value.length === 0);
+        if (type === '^') {
+          if (empty) walk(token[4], context);
+        } else if (value === undefined) missing.add(name);
+        else if (Array.isArray(value)) for (const item of value) walk(token[4], [item, ...context]);
+        else if (!empty) walk(token[4], typeof value === 'object' ? [value, ...context] : context);
       }
     }
   };
