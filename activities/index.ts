@@ -4,14 +4,17 @@ import type { Db } from '../src/store/connect';
 import type { Keyring } from '../src/store/secrets';
 import type { CallToolResult } from '../workflows/types';
 import { createRunActivities } from './run-activities';
+import type { ToolCallInput } from './tool-call';
+
+export type { ToolCallInput };
 
 export interface ActivityDeps {
   config: Config;
   logger: Logger;
   db: Db;
   keyring: Keyring;
-  /** Runs one tool of a profile's install in its sandbox (servlets/). */
-  callTool?: (input: { owner: string; profile: string; install: string; tool: string; arguments: Record<string, unknown> }) => Promise<CallToolResult>;
+  /** Runs one tool of a profile's install in its sandbox (tool-call.ts over servlets/). */
+  callTool: (input: ToolCallInput) => Promise<CallToolResult>;
 }
 
 /** Every activity, built from real dependencies (the worker's, or the tests' pointed at local fakes). */

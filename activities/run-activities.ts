@@ -1,9 +1,9 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
-import { Types } from 'mongoose';
-import { open } from '../src/store/secrets';
+import { findTaskVersion, maxTokensFor, openTaskKey, type TaskVersionRecord } from '../src/store/tasks';
 import { runWorkflowId } from '../src/temporal/ids';
+import { createTtlCache } from '../src/ttl-cache';
 import { LEVEL, type CallToolResult, type ModelAnswer, type ResultEntry, type RunIdentity, type RunState, type Runner, type StartedRun, type ToolSpec, type Turn } from '../workflows/types';
-import type { ActivityDeps } from './index';
+import type { ActivityDeps, ToolCallInput } from './index';
 import { callAnthropic } from './providers/anthropic';
 import { callOpenAI } from './providers/openai';
 import { expandTemplate } from './template';
@@ -17,23 +17,13 @@ export function createRunActivities(deps: ActivityDeps) {
 
   // A task version never changes once saved, so a run's several reads of it (prepare, then every model call) and
   // the runs of a busy task share one database read. Bounded in size and age (a deleted task's runs are cancelled).
-  const versions = new Map<string, { at: number; doc: Promise<VersionDoc> }>();
-  type VersionDoc = NonNullable<Awaited<ReturnType<typeof findVersion>>>;
-  const findVersion = (taskId: string, version: number) => models.TaskVersion.findOne({ task_id: new Types.ObjectId(taskId), version }).lean();
-
-  async function loadVersion(taskId: string, version: number): Promise<VersionDoc> {
-    const key = `${taskId}:${version}`;
-    const hit = versions.get(key);
-    if (hit && Date.now() - hit.at < VERSION_CACHE_MS) return hit.doc;
-    const doc = findVersion(taskId, version).then((d) => {
-      if (!d) throw ApplicationFailure.nonRetryable(`task version ${version} no longer exists (the task was deleted)`, 'TaskGone');
-      return d;
+  const versions = createTtlCache<TaskVersionRecord>(VERSION_CACHE_MS, { maxEntries: 1_000 });
+  const loadVersion = (taskId: string, version: number) =>
+    versions.get(`${taskId}:${version}`, async () => {
+      const found = await findTaskVersion(models, taskId, version);
+      if (!found) throw ApplicationFailure.nonRetryable(`task version ${version} no longer exists (the task was deleted)`, 'TaskGone');
+      return found;
     });
-    versions.set(key, { at: Date.now(), doc });
-    doc.catch(() => versions.delete(key));
-    if (versions.size > 1_000) versions.delete(versions.keys().next().value!);
-    return doc;
-  }
 
   return {
     /**
@@ -48,7 +38,7 @@ export function createRunActivities(deps: ActivityDeps) {
       } catch (err) {
         throw ApplicationFailure.nonRetryable(`the prompt template cannot be expanded: ${(err as Error).message}`, 'BadTemplate');
       }
-      const runner = version.runner as Runner;
+      const runner = version.runner;
       const tools = await listProfileTools(models, input.identity.owner, input.identity.profile);
       const now = Date.now();
       const entries: ResultEntry[] = [{ msg: 'run started', time: now, level: LEVEL.info }];
@@ -60,7 +50,7 @@ export function createRunActivities(deps: ActivityDeps) {
         prepared: {
           runner,
           model: version.model,
-          maxTokens: version.max_tokens ?? (runner === 'anthropic' ? deps.config.ANTHROPIC_MAX_TOKENS : null),
+          maxTokens: maxTokensFor(deps.config, version) ?? null,
           prompt: expanded.prompt,
           tools,
         },
@@ -85,39 +75,36 @@ export function createRunActivities(deps: ActivityDeps) {
       tools: ToolSpec[];
     }): Promise<ModelAnswer> {
       const version = await loadVersion(input.taskId, input.taskVersion);
-      const key = version.key?.data ? open(deps.keyring, version.key as Parameters<typeof open>[1]) : operatorKey(input.runner);
-      if (!key) {
-        throw ApplicationFailure.nonRetryable(
-          `no API key for ${input.runner}: set settings.key on the task or ${input.runner === 'openai' ? 'OPENAI_API_KEY' : 'ANTHROPIC_API_KEY'} for the service`,
-          'NoKey',
-        );
-      }
-      const ctx = Context.current();
-      const beat = setInterval(() => ctx.heartbeat(), Math.max(200, Math.min(5_000, (ctx.info.heartbeatTimeoutMs ?? 15_000) / 3)));
+      let key: string;
       try {
-        const call = {
-          key,
-          model: input.model,
-          maxTokens: input.maxTokens,
-          conversation: input.conversation,
-          tools: input.tools,
-          timeoutMs: deps.config.PROVIDER_TIMEOUT_MS,
-          signal: ctx.cancellationSignal,
-        };
-        return input.runner === 'openai'
-          ? await callOpenAI({ ...call, baseURL: deps.config.OPENAI_BASE_URL })
-          : await callAnthropic({ ...call, baseURL: deps.config.ANTHROPIC_BASE_URL, maxTokens: input.maxTokens ?? deps.config.ANTHROPIC_MAX_TOKENS });
-      } finally {
-        clearInterval(beat);
+        key = openTaskKey(deps.keyring, deps.config, version);
+      } catch (err) {
+        throw ApplicationFailure.nonRetryable((err as Error).message, 'NoKey');
       }
+      return heartbeating(async (signal) => {
+        const call = { key, model: input.model, maxTokens: input.maxTokens, conversation: input.conversation, tools: input.tools, timeoutMs: deps.config.PROVIDER_TIMEOUT_MS, signal };
+        return input.runner === 'openai'
+          ? callOpenAI({ ...call, baseURL: deps.config.OPENAI_BASE_URL })
+          : callAnthropic({ ...call, baseURL: deps.config.ANTHROPIC_BASE_URL, maxTokens: input.maxTokens ?? deps.config.ANTHROPIC_MAX_TOKENS });
+      });
     },
 
-    /** Remote activity: one tool call in its servlet's sandbox. Servlet faults come back as `isError` results. */
-    async callTool(input: { owner: string; profile: string; install: string; tool: string; arguments: Record<string, unknown> }): Promise<CallToolResult> {
-      if (!deps.callTool) return { isError: true, content: [{ type: 'text', text: 'tools are not available on this worker' }] };
-      return deps.callTool(input);
+    /** Remote activity: one tool call in its servlet's sandbox (heartbeating too). Servlet faults come back as `isError` results. */
+    async callTool(input: ToolCallInput): Promise<CallToolResult> {
+      return heartbeating(() => deps.callTool(input));
     },
   };
+
+  /** Runs a remote activity's work, heartbeating while it waits so a lost worker is noticed within the heartbeat timeout. */
+  async function heartbeating<T>(work: (signal: AbortSignal) => Promise<T>): Promise<T> {
+    const ctx = Context.current();
+    const beat = setInterval(() => ctx.heartbeat(), Math.max(200, Math.min(5_000, (ctx.info.heartbeatTimeoutMs ?? 15_000) / 3)));
+    try {
+      return await work(ctx.cancellationSignal);
+    } finally {
+      clearInterval(beat);
+    }
+  }
 
   /** The only write of a run record after its insert (the workflow's activities are its one writer; see models.ts). */
   async function recordState(identity: RunIdentity, state: RunState) {
@@ -126,9 +113,5 @@ export function createRunActivities(deps: ActivityDeps) {
       { _id: runWorkflowId(identity) as never },
       { $set: { status: state.status, results: state.results, modified_at: new Date(state.modifiedAt), started: true } },
     );
-  }
-
-  function operatorKey(runner: Runner): string | undefined {
-    return runner === 'openai' ? deps.config.OPENAI_API_KEY : deps.config.ANTHROPIC_API_KEY;
   }
 }

@@ -114,7 +114,9 @@ export async function runTask(input: RunInput): Promise<RunState> {
           try {
             result = await proxyActivities<Activities>(bounded(TOOL_CALL)).callTool({ owner: input.identity.owner, profile: input.identity.profile, install: spec.install, tool: spec.tool, arguments: toolCall.arguments });
           } catch (err) {
-            throw past(err);
+            const failure = past(err);
+            if (failure instanceof RunFailed || isCancellation(failure)) throw failure;
+            throw new RunFailed(`tool ${toolCall.name} failed: ${describeFailure(failure, 'tool').reason}`);
           }
         }
         const text = result.content.map((c) => (c.type === 'text' ? c.text : `[image ${c.mimeType}]`)).join('\n');
@@ -137,17 +139,20 @@ export async function runTask(input: RunInput): Promise<RunState> {
     push({ msg: reason, error: reason, lastMessage: { role: 'system', content: reason } });
   }
   // Recorded even when the workflow itself is being cancelled (task deleted), so the record says why it ended.
-  if (CancellationScope.current().consideredCancelled) await CancellationScope.nonCancellable(() => setStatus(status));
-  else await setStatus(status);
+  await CancellationScope.nonCancellable(() => setStatus(status));
   return state;
 }
 
-function describeFailure(err: unknown): { retryable: boolean; reason: string; retryAfterMs?: number } {
+/** `call`: what failed, for the wording of a timeout (a provider call's reasons are what its tests and docs quote). */
+function describeFailure(err: unknown, call: 'provider' | 'tool' = 'provider'): { retryable: boolean; reason: string; retryAfterMs?: number } {
   const cause = err instanceof ActivityFailure ? err.cause : err;
   if (cause instanceof ApplicationFailure) {
     const details = (cause.details?.[0] ?? {}) as ProviderFailureDetails;
     return { retryable: !cause.nonRetryable, reason: cause.message, retryAfterMs: details.retryAfterMs };
   }
-  if (cause instanceof TimeoutFailure) return { retryable: true, reason: cause.timeoutType === TimeoutType.HEARTBEAT ? 'the worker calling the provider was lost' : 'the provider call timed out' };
+  if (cause instanceof TimeoutFailure) {
+    const lost = cause.timeoutType === TimeoutType.HEARTBEAT;
+    return { retryable: true, reason: call === 'provider' ? (lost ? 'the worker calling the provider was lost' : 'the provider call timed out') : lost ? 'the worker running it was lost' : 'it timed out' };
+  }
   return { retryable: false, reason: cause instanceof Error ? cause.message : String(cause) };
 }

@@ -159,7 +159,7 @@ export async function saveTask(
 export function openTaskKey(keyring: Keyring, operator: OperatorKeys, version: Pick<TaskVersionRecord, 'runner' | 'key'>): string {
   if (version.key) return open(keyring, version.key);
   const fallback = operator[OPERATOR_KEY_VARIABLE[version.runner]];
-  if (!fallback) throw new Error(`no provider key: the task has none and ${OPERATOR_KEY_VARIABLE[version.runner]} is not set`);
+  if (!fallback) throw new Error(`no API key for ${version.runner}: set settings.key on the task or ${OPERATOR_KEY_VARIABLE[version.runner]} for the service`);
   return fallback;
 }
 

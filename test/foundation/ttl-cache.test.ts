@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { createTtlCache } from '../../src/http/ttl-cache';
+import { createTtlCache } from '../../src/ttl-cache';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

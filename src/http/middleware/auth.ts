@@ -2,7 +2,7 @@ import type { Middleware } from 'koa';
 import { unauthorized } from '../../errors';
 import type { Models } from '../../store/models';
 import { findSession, type SessionLookup } from '../../store/sessions';
-import { createTtlCache } from '../ttl-cache';
+import { createTtlCache } from '../../ttl-cache';
 
 /**
  * Requires `Cookie: sessionId=<id>` and sets `ctx.state.username`. Lookups are cached for `cacheMs` (default 2 s), so

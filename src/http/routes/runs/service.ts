@@ -4,7 +4,7 @@ import { notFound } from '../../../errors';
 import { findRun, type RunRecord } from '../../../store/runs';
 import { revocationLookup, type RevocationLookup } from '../../../store/signed-urls';
 import { findTask, type TaskRecord, type TaskRef } from '../../../store/tasks';
-import { createTtlCache } from '../../ttl-cache';
+import { createTtlCache } from '../../../ttl-cache';
 import { healLostStart, triggerRun } from '../../../temporal/start-run';
 import type { RunReader } from '../../../temporal/run-reader';
 import { runWorkflowId, type RunIdentity } from '../../../temporal/ids';
