@@ -25,6 +25,10 @@ describe('runs: reads', () => {
     const again = await api.get(path, { headers: { 'if-none-match': etag! } });
     expect(again.status).to.equal(304);
     expect(again.text).to.equal('');
+    for (const header of [`W/${etag}`, `"other", ${etag}`, '*']) {
+      expect((await api.get(path, { headers: { 'if-none-match': header } })).status, header).to.equal(304);
+    }
+    expect((await api.get(path, { headers: { 'if-none-match': '"other"' } })).status).to.equal(200);
   });
 
   it('answers a live run from the workflow query, with results that the record does not have yet', async () => {

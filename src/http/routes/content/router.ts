@@ -3,6 +3,7 @@ import { notFound } from '../../../errors';
 import { mayReadModule } from '../../../store/installations';
 import { loadModule } from '../../../store/modules';
 import type { AppDeps, AuthState } from '../../deps';
+import { etagMatches } from '../../etag';
 
 const CONTENT_ADDRESS = /^[0-9a-f]{64}$/;
 
@@ -23,7 +24,7 @@ export function contentRouter(deps: AppDeps) {
     const etag = `"${address}"`;
     ctx.set('ETag', etag);
     ctx.set('Cache-Control', 'private, max-age=31536000, immutable');
-    if (ctx.get('if-none-match').split(',').some((tag) => tag.trim() === etag || tag.trim() === '*')) {
+    if (etagMatches(ctx.get('if-none-match'), etag)) {
       ctx.status = 304;
       return;
     }

@@ -7,6 +7,7 @@ import { presentInstall } from '../../presenters/installation';
 import { parse } from '../../validate';
 import { ownerFromPath } from '../users/owner';
 import { installBody, installDomains, installParams, profileParams } from './schema';
+import { etagMatches } from '../../etag';
 
 /**
  * A profile's servlet installs, in the shapes the Python client reads: install (create or replace), list (with
@@ -71,9 +72,7 @@ export function installationsRouter(deps: AppDeps) {
  * before that second began, so a change within the same second as the client's last answer is never hidden.
  */
 function notModified(ifNoneMatch: string, ifModifiedSince: string, etag: string, lastModified: Date): boolean {
-  // weak comparison: W/"x" and "x" are the same tag here
-  const opaque = (tag: string) => tag.trim().replace(/^W\//, '');
-  if (ifNoneMatch) return ifNoneMatch.split(',').some((tag) => opaque(tag) === opaque(etag) || tag.trim() === '*');
+  if (ifNoneMatch) return etagMatches(ifNoneMatch, etag);
   if (!ifModifiedSince) return false;
   const since = Date.parse(ifModifiedSince);
   return !Number.isNaN(since) && lastModified.getTime() < since;

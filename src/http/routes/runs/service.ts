@@ -5,6 +5,7 @@ import { findRun, type RunRecord } from '../../../store/runs';
 import { revocationLookup, type RevocationLookup } from '../../../store/signed-urls';
 import { findTask, type TaskRecord, type TaskRef } from '../../../store/tasks';
 import { createTtlCache } from '../../../ttl-cache';
+import { etagMatches } from '../../etag';
 import { healLostStart, triggerRun } from '../../../temporal/start-run';
 import type { RunReader } from '../../../temporal/run-reader';
 import { runWorkflowId, type RunIdentity } from '../../../temporal/ids';
@@ -112,7 +113,7 @@ export function runService(deps: AppDeps, reader: RunReader) {
 function sendClosed(ctx: Context, closed: { body: string; etag: string }) {
   ctx.set('ETag', closed.etag);
   ctx.set('Cache-Control', 'private, no-cache');
-  if (ctx.get('if-none-match') === closed.etag) {
+  if (etagMatches(ctx.get('if-none-match'), closed.etag)) {
     ctx.status = 304;
     return;
   }
