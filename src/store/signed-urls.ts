@@ -65,7 +65,14 @@ export const revocationLookup =
   (id) =>
     models.RevokedUrl.findById(id).lean();
 
-/** Checks a signed URL against its task (constant-time comparison). */
+/** Whether the URL was signed here for this very task (its names and _id): constant-time comparison. */
+export function signatureValid(secret: string, parts: SignedUrlParts, task: { _id: { toString(): string } }): boolean {
+  const expected = Buffer.from(mac(secret, parts, task._id.toString()));
+  const given = Buffer.from(parts.sig);
+  return expected.length === given.length && crypto.timingSafeEqual(expected, given);
+}
+
+/** Checks a signed URL against its task: signature, expiry, revocations. */
 export async function verifySignedUrl(
   revoked: RevocationLookup,
   secret: string,
@@ -73,11 +80,7 @@ export async function verifySignedUrl(
   task: { _id: { toString(): string } } | null,
   now = Date.now(),
 ): Promise<Verdict> {
-  const invalid: Verdict = { ok: false, code: 'signed_url_invalid', message: 'the signed URL is not valid' };
-  if (!task) return invalid;
-  const expected = Buffer.from(mac(secret, parts, task._id.toString()));
-  const given = Buffer.from(parts.sig);
-  if (expected.length !== given.length || !crypto.timingSafeEqual(expected, given)) return invalid;
+  if (!task || !signatureValid(secret, parts, task)) return { ok: false, code: 'signed_url_invalid', message: 'the signed URL is not valid' };
   if (parts.exp * 1000 <= now) return { ok: false, code: 'signed_url_expired', message: 'the signed URL has expired' };
   const [one, all] = await Promise.all([revoked(parts.id), revoked(`task:${task._id}`)]);
   if (one || (all && parts.iat <= all.revoked_at.getTime())) {

@@ -54,6 +54,10 @@ describe('runs: signed URLs', () => {
     const one = await signedUrl(api, 'default', 'rev');
     const two = await signedUrl(api, 'default', 'rev');
     expect((await postSigned(one, {})).status, 'used (and its lookups cached) before the revocation').to.equal(201);
+    await createTask(api, 'default', 'elsewhere-rev');
+    const foreign = await api.post('/api/tasks/~/default/rev/signed/revoke', { url: await signedUrl(api, 'default', 'elsewhere-rev') });
+    expect(foreign.status, 'a URL of another task').to.equal(400);
+    expect(foreign.body.error.message).to.equal('url: not a signed URL of this task');
     const revoked = await api.post('/api/tasks/~/default/rev/signed/revoke', { url: one });
     expect(revoked.status).to.equal(204);
     expect((await postSigned(one, {})).body.error.code).to.equal('signed_url_revoked');
@@ -97,6 +101,8 @@ describe('runs: signed URLs', () => {
     expect((await postSigned(url, {})).status).to.equal(403);
     const all = await promisify(execFile)(tsx, ['src/cli/signed-urls.ts', 'revoke-all', '--user', username, '--profile', 'default', '--task', 'cli'], { env: childEnv(env) });
     expect(all.stdout).to.contain('Revoked every signed URL');
+    // Another process wrote it: the API honours it within TRIGGER_CACHE_MS.
+    await new Promise((r) => setTimeout(r, getStack().config.TRIGGER_CACHE_MS + 50));
     expect((await postSigned(other, {})).body.error?.code, 'revoke-all kills the URLs issued before it').to.equal('signed_url_revoked');
   });
 

@@ -2,7 +2,7 @@ import crypto from 'node:crypto';
 import Router from '@koa/router';
 import type { Context } from 'koa';
 import { badRequest, forbidden, notFound } from '../../../errors';
-import { parseSignedUrl, revocationLookup, revokeAllUrls, revokeUrl, signTaskUrl, verifySignedUrl } from '../../../store/signed-urls';
+import { parseSignedUrl, revokeAllUrls, revokeUrl, signatureValid, signTaskUrl, verifySignedUrl } from '../../../store/signed-urls';
 import type { AppDeps } from '../../deps';
 import { parse } from '../../validate';
 import { runUrlB } from '../runs/router';
@@ -35,11 +35,8 @@ export function signedUrlsRouter(deps: AppDeps, runs: RunService): Router {
     const task = await taskOf(ctx);
     const { url } = parse(revokeBody, ctx.request.body);
     const parts = parseSignedUrl(url);
-    if (!parts || parts.owner !== task.owner || parts.profile !== task.profile || parts.task !== task.name) {
-      throw badRequest('url: not a signed URL of this task');
-    }
-    const verdict = await verifySignedUrl(revocationLookup(deps.db.models), config.SIGNING_SECRET, parts, task);
-    if (!verdict.ok && verdict.code === 'signed_url_invalid') throw badRequest('url: not a signed URL of this task');
+    // The signature covers the owner, profile and task names and the task's _id: a URL of any other task fails it.
+    if (!parts || !signatureValid(config.SIGNING_SECRET, parts, task)) throw badRequest('url: not a signed URL of this task');
     await revokeUrl(deps.db.models, task._id, parts.id);
     runs.forgetRevocation(parts.id);
     ctx.status = 204;
@@ -58,8 +55,9 @@ export function signedTriggerRouter(deps: AppDeps, runs: RunService): Router {
     const parts = parseSignedUrl(ctx.originalUrl);
     if (!parts) throw forbidden('the signed URL is not valid', 'signed_url_invalid');
     const task = await runs.findTaskForTrigger(parts.owner, parts.profile, parts.task);
+    if (!task) throw forbidden('the signed URL is not valid', 'signed_url_invalid');
     const verdict = await verifySignedUrl(runs.revocations, config.SIGNING_SECRET, parts, task);
-    if (!verdict.ok || !task) throw forbidden(verdict.ok ? 'the signed URL is not valid' : verdict.message, verdict.ok ? 'signed_url_invalid' : verdict.code);
+    if (!verdict.ok) throw forbidden(verdict.message, verdict.code);
     const run = parse(runIdHeader, ctx.get('run-id') || undefined, 'header.run-id') ?? `run-${Date.now()}-${crypto.randomBytes(4).toString('hex')}`;
     const payload = ctx.request.body as Record<string, unknown>;
     await runs.trigger(ctx, task, run, payload, runUrlB(config.PUBLIC_URL, task.owner, task.profile, task.name, run));
