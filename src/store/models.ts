@@ -204,4 +204,3 @@ export function registerModels(conn: Connection) {
 }
 
 export type Models = ReturnType<typeof registerModels>;
-export type SealedField = { kid: string; iv: string; tag: string; data: string };

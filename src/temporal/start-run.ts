@@ -1,5 +1,5 @@
 import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
-import type { Types } from 'mongoose';
+import type { TaskRecord } from '../store/tasks';
 import type { Config } from '../config';
 import { isDuplicateKey, retryWhileBusy } from '../store/connect';
 import type { Models } from '../store/models';
@@ -8,15 +8,9 @@ import type { RunInput } from '../../workflows/types';
 import { runWorkflowId, type RunIdentity } from './ids';
 import { OWNER, PROFILE, RUNNER, TASK } from './search-attributes';
 
-export interface TaskRef {
-  _id: Types.ObjectId;
-  owner: string;
-  profile: string;
-  name: string;
-  runner: string;
-  model: string;
-  version: number;
-}
+/** What starting a run needs of its task (not store/tasks.ts's TaskForRun, which only names a task). */
+export type TaskForRun = Pick<TaskRecord, '_id' | 'owner' | 'profile' | 'name' | 'runner' | 'model' | 'version'>;
+type StartDeps = { models: Models; temporal: Client; config: Config };
 
 /**
  * Creates the run and starts its workflow, at most once per name. The record, unique on the run's identity, is
@@ -26,8 +20,8 @@ export interface TaskRef {
  * Returns `created: false` when the name was used before (the caller answers 200 with the same URL).
  */
 export async function triggerRun(
-  deps: { models: Models; temporal: Client; config: Config },
-  task: TaskRef,
+  deps: StartDeps,
+  task: TaskForRun,
   run: string,
   payload: Record<string, unknown>,
 ): Promise<{ created: boolean }> {
@@ -73,14 +67,14 @@ const LOST_START_MS = 5_000;
  * cannot be queried had its start lost; start it from the record (a no-op when it is in fact running). The task is
  * loaded only then.
  */
-export async function healLostStart(deps: { models: Models; temporal: Client; config: Config }, record: RunRecord, loadTask: () => Promise<TaskRef | null>): Promise<void> {
+export async function healLostStart(deps: StartDeps, record: RunRecord, loadTask: () => Promise<TaskForRun | null>): Promise<void> {
   if (record.started || record.status !== 'pending' || Date.now() - record.created_at.getTime() < LOST_START_MS) return;
   const task = await loadTask();
   if (task) await startFromRecord(deps, record, task);
 }
 
 /** `payload`: the trigger data when the caller has it at hand (else it is read back from the record). */
-async function startFromRecord(deps: { models: Models; temporal: Client; config: Config }, record: RunRecord, task: TaskRef, payload?: Record<string, unknown>) {
+async function startFromRecord(deps: StartDeps, record: RunRecord, task: TaskForRun, payload?: Record<string, unknown>) {
   const { config } = deps;
   const identity: RunIdentity = { owner: record.owner, profile: record.profile, task: record.task, run: record.name };
   const input: RunInput = {

@@ -19,5 +19,3 @@ export function presentTask(task: TaskRecord) {
     modified_at: task.modified_at.toISOString(),
   };
 }
-
-export type TaskView = ReturnType<typeof presentTask>;

@@ -96,11 +96,10 @@ export function servletsRouter(deps: AppDeps) {
 
 /** `:user/:servlet` of the path; another user's name is a 404 unless `othersAllowed` (reads of public servlets). */
 function servletRef(ctx: Ctx, othersAllowed: boolean) {
-  const me = ctx.state.username;
   const user = ctx.params.user!;
   const owner = othersAllowed && user !== '~' ? user : ownerFromPath(ctx, user, `servlet "${user}/${ctx.params.servlet}"`);
   const { servlet } = parse(servletParams, ctx.params);
-  return { owner: owner === '~' ? me : owner, name: servlet };
+  return { owner, name: servlet };
 }
 
 /** Runs at most `limit` calls of `fn` at once; the others wait their turn in order. */
