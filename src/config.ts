@@ -127,6 +127,17 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   };
 }
 
+/** For a service's entry point: the configuration, or every problem with it on stderr and exit code 2. */
+export function loadConfigOrExit(): Config {
+  try {
+    return loadConfig();
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    console.error(err.message);
+    return process.exit(2);
+  }
+}
+
 /**
  * Parses only the named settings, for command-line helpers that touch the database alone (session, rotate-key):
  * they must not demand TEMPORAL_ADDRESS or SIGNING_SECRET. Throws ConfigError like `loadConfig`.

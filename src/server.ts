@@ -1,5 +1,5 @@
 import type { Server } from 'node:http';
-import { loadConfig, ConfigError, type Config } from './config';
+import { loadConfigOrExit, type Config } from './config';
 import { createLogger } from './logger';
 import { connectDb } from './store/connect';
 import { keyringFromConfig } from './store/secrets';
@@ -32,16 +32,7 @@ if (require.main === module) {
 }
 
 async function main() {
-  let config: Config;
-  try {
-    config = loadConfig();
-  } catch (err) {
-    if (err instanceof ConfigError) {
-      console.error(err.message);
-      process.exit(2);
-    }
-    throw err;
-  }
+  const config = loadConfigOrExit();
   try {
     const running = await startServer(config);
     const stop = () => void running.close().then(() => process.exit(0));

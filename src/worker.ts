@@ -1,4 +1,4 @@
-import { loadConfig, ConfigError, type Config } from './config';
+import { loadConfigOrExit } from './config';
 import { createLogger } from './logger';
 import { connectDb } from './store/connect';
 import { keyringFromConfig } from './store/secrets';
@@ -9,16 +9,7 @@ if (require.main === module) {
 }
 
 async function main() {
-  let config: Config;
-  try {
-    config = loadConfig();
-  } catch (err) {
-    if (err instanceof ConfigError) {
-      console.error(err.message);
-      process.exit(2);
-    }
-    throw err;
-  }
+  const config = loadConfigOrExit();
   const logger = createLogger({ level: config.LOG_LEVEL, name: 'worker' });
   try {
     const db = await connectDb(config.MONGO_URL);

@@ -1,4 +1,5 @@
 import net from 'node:net';
+import { portOpen, waitFor } from '../../src/cli/dev-processes';
 
 /** A free loopback port (bound then released). */
 export function freePort(): Promise<number> {
@@ -12,19 +13,7 @@ export function freePort(): Promise<number> {
   });
 }
 
-/** Resolves once something accepts TCP connections on host:port; rejects after `timeoutMs`. */
-export async function waitForPort(port: number, timeoutMs: number, host = '127.0.0.1'): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const ok = await new Promise<boolean>((resolve) => {
-      const sock = net.connect({ port, host }, () => {
-        sock.destroy();
-        resolve(true);
-      });
-      sock.once('error', () => resolve(false));
-    });
-    if (ok) return;
-    if (Date.now() > deadline) throw new Error(`nothing listens on ${host}:${port} after ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
+/** Resolves once something accepts TCP connections on 127.0.0.1:port; rejects after `timeoutMs`. */
+export function waitForPort(port: number, timeoutMs: number): Promise<void> {
+  return waitFor(() => portOpen(port), `a listener on 127.0.0.1:${port}`, timeoutMs);
 }
