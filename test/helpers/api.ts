@@ -3,7 +3,7 @@ import http, { type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createApp } from '../../src/http/app';
 import { createSession } from '../../src/store/sessions';
-import { getStack } from './stack';
+import { atTeardown, getStack } from './stack';
 
 /** A fresh user name per test, so tests never see each other's data in the shared database. */
 export const uniqueUser = (prefix = 'u') => `${prefix}-${crypto.randomBytes(5).toString('hex')}`;
@@ -73,7 +73,7 @@ export async function signedIn(prefix = 'u') {
 
 /**
  * A second API process on the same stack with configuration overrides (an operator key, another session cache):
- * the same createApp, database and Temporal client as the stack's own API.
+ * the same createApp, database and Temporal client as the stack's own API. Closed with the stack if a test does not.
  */
 export async function startApi(overrides: Record<string, string>): Promise<{ url: string; close(): Promise<void> }> {
   const stack = getStack();
@@ -85,13 +85,13 @@ export async function startApi(overrides: Record<string, string>): Promise<{ url
   const config = stack.configWith({ PUBLIC_URL: url, ...overrides });
   const app = createApp({ config, logger: stack.logger, db: stack.db, keyring: stack.keyring, temporal: stack.temporal });
   server.on('request', app.callback());
-  return {
-    url,
-    close: async () => {
-      server.closeAllConnections();
-      await new Promise((r) => server.close(r));
-    },
+  let closing: Promise<unknown> | undefined;
+  const close = () => {
+    server.closeAllConnections();
+    return (closing ??= new Promise((r) => server.close(r)));
   };
+  atTeardown(close);
+  return { url, close: async () => void (await close()) };
 }
 
 /** The contract body for a task; `key` undefined leaves settings out. */

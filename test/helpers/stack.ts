@@ -167,6 +167,11 @@ export async function startStack(): Promise<Stack> {
   return stack;
 }
 
+/** Runs `step` when the stack stops (before the parts it was started on): for what a test starts beside the stack. */
+export function atTeardown(step: () => Promise<unknown>): void {
+  teardown.unshift(step);
+}
+
 export async function stopStack(): Promise<void> {
   const steps = teardown;
   teardown = [];
