@@ -1,30 +1,23 @@
-import type { Config } from '../src/config';
-import type { Logger } from '../src/logger';
-import type { Db } from '../src/store/connect';
-import type { Keyring } from '../src/store/secrets';
-import type { CallToolResult } from '../workflows/types';
+import type { ActivityDeps } from './deps';
+import { withFailurePolicy } from './failure-guard';
+import { createReconcileActivities } from './reconcile';
 import { createRunActivities } from './run-activities';
-import type { ToolCallInput } from './tool-call';
 
-export type { ToolCallInput };
-
-export interface ActivityDeps {
-  config: Config;
-  logger: Logger;
-  db: Db;
-  keyring: Keyring;
-  /** Runs one tool of a profile's install in its sandbox (tool-call.ts over servlets/). */
-  callTool: (input: ToolCallInput) => Promise<CallToolResult>;
-}
+export type { ActivityDeps };
 
 /** Every activity, built from real dependencies (the worker's, or the tests' pointed at local fakes). */
 export function createActivities(deps: ActivityDeps) {
-  return {
-    async echo(input: { text: string }): Promise<string> {
-      return input.text;
+  return withFailurePolicy(
+    deps.logger,
+    { prepareRun: 'preparing the run', recordRun: 'recording the run', callModel: 'the provider call', callTool: 'the tool call', reconcileClosedRuns: 'reconciling runs' },
+    {
+      async echo(input: { text: string }): Promise<string> {
+        return input.text;
+      },
+      ...createRunActivities(deps),
+      ...createReconcileActivities(deps),
     },
-    ...createRunActivities(deps),
-  };
+  );
 }
 
 export type Activities = ReturnType<typeof createActivities>;

@@ -1,13 +1,6 @@
+import type { InstallForRun } from '../src/store/installations';
 import type { ServletRuntime } from './servlets';
 import type { CallToolResult } from '../workflows/types';
-
-/** What the tool activity needs of an install: its module, opened configuration and allowed hosts. */
-export interface InstallForRun {
-  contentAddress: string;
-  loadModule(): Promise<Uint8Array>;
-  config: Record<string, string>;
-  domains: string[] | null;
-}
 
 export interface ToolCallInput {
   owner: string;
@@ -17,6 +10,9 @@ export interface ToolCallInput {
   arguments: Record<string, unknown>;
 }
 
+/** Runs one tool call; never throws for the servlet's own faults (they come back as `isError` results). */
+export type ToolCaller = (input: ToolCallInput) => Promise<CallToolResult>;
+
 /**
  * Runs one tool call in its servlet's sandbox. The install is loaded at call time, so an install changed or removed
  * while a run is live is seen; its configuration is opened here and goes no further than the plugin.
@@ -24,15 +20,12 @@ export interface ToolCallInput {
 export function createToolCaller(deps: {
   servlets: ServletRuntime;
   loadInstall(owner: string, profile: string, install: string): Promise<InstallForRun | null>;
-}) {
-  return async (input: ToolCallInput): Promise<CallToolResult> => {
+}): ToolCaller {
+  return async (input) => {
     const install = await deps.loadInstall(input.owner, input.profile, input.install);
     if (!install) {
       return { isError: true, content: [{ type: 'text', text: `"${input.install}" is no longer installed in profile "${input.profile}"` }] };
     }
-    return deps.servlets.call(
-      { key: `${input.owner}/${input.profile}/${input.install}`, ...install },
-      { name: input.tool, arguments: input.arguments },
-    ) as Promise<CallToolResult>;
+    return deps.servlets.call({ key: `${input.owner}/${input.profile}/${input.install}`, ...install }, { name: input.tool, arguments: input.arguments });
   };
 }

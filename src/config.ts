@@ -78,6 +78,27 @@ const schema = z.object({
    */
   TRIGGER_CACHE_MS: z.coerce.number().int().min(0).max(10_000).default(1_000),
   BODY_LIMIT_BYTES: positiveInt.default(1024 * 1024),
+  /**
+   * Content (prompts, answers, tool results, trigger data) above this size is stored in MongoDB and travels as a
+   * reference: Temporal history and query answers stay small whatever the run.
+   */
+  RUN_INLINE_BYTES: positiveInt.default(64 * 1024),
+  /** Continue a run as new past this many history events; 0 (default): when Temporal suggests it. */
+  RUN_CONTINUE_AS_NEW_EVENTS: z.coerce.number().int().min(0).default(0),
+  /** How often the reconciler ends runs whose workflow closed without recording its end (terminated, timed out). */
+  RECONCILE_INTERVAL_MS: z.coerce.number().int().min(1_000).default(30_000),
+  /** How long a read of a live run waits for the workflow to answer before it serves the run record instead. */
+  LIVE_READ_WAIT_MS: z.coerce.number().int().min(0).max(30_000).default(1_000),
+  /** Memory a process may use for copies of run contents (conversations on workers, large texts in the API). */
+  CONTENT_CACHE_MB: positiveInt.default(256),
+  /** Longest a prompt template may take to expand (in a worker thread that is stopped past it). */
+  TEMPLATE_TIMEOUT_MS: positiveInt.default(2_000),
+  /** Largest prompt template a task may be saved with (400 above). */
+  TEMPLATE_MAX_BYTES: positiveInt.default(512 * 1024),
+  /** Deepest nesting of sections (`{{#a}}…{{/a}}`) a template may be saved with (400 above): rendering grows with it. */
+  TEMPLATE_MAX_DEPTH: positiveInt.default(32),
+  /** Largest expanded prompt: a run whose prompt expands past it ends in `error` naming the limit. */
+  RUN_PROMPT_MAX_BYTES: positiveInt.default(4 * 1024 * 1024),
   MODULE_LIMIT_BYTES: positiveInt.default(20 * 1024 * 1024),
   SERVLET_CALL_TIMEOUT_MS: positiveInt.default(10_000),
   SERVLET_MAX_MEMORY_MB: positiveInt.default(64),

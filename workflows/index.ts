@@ -1,2 +1,3 @@
 export { ping } from './ping';
 export { runTask, runQuery } from './run-task';
+export { reconcileRuns } from './reconcile';

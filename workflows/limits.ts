@@ -10,3 +10,5 @@ export const providerCall = (heartbeatMs: number, timeoutMs: number) =>
   ({ startToCloseTimeout: timeoutMs, heartbeatTimeout: heartbeatMs, retry: { maximumAttempts: 1 } }) as const;
 /** Servlet calls have their own time limit inside the host; this bound only catches a lost worker. */
 export const TOOL_CALL = { startToCloseTimeout: 5 * 60_000, heartbeatTimeout: '30s', retry: { maximumAttempts: 2 } } as const;
+/** One pass of the reconciler: a page of visibility results at a time, heartbeating; a failed pass waits for the next. */
+export const RECONCILE = { startToCloseTimeout: '5m', heartbeatTimeout: '30s', retry: { maximumAttempts: 2 } } as const;

@@ -1,7 +1,7 @@
 import {
   ActivityFailure,
-  ApplicationFailure,
   CancellationScope,
+  continueAsNew,
   defineQuery,
   isCancellation,
   proxyActivities,
@@ -9,41 +9,41 @@ import {
   setHandler,
   sleep,
   TimeoutFailure,
+  workflowInfo,
 } from '@temporalio/workflow';
 import { TimeoutType } from '@temporalio/common';
 import type { Activities } from '../activities';
+import { LEVEL } from './constants';
+import { readFailure } from './failures';
 import { PREPARE, RECORD, TOOL_CALL, providerCall } from './limits';
-import {
-  LEVEL,
-  type CallToolResult,
-  type ModelAnswer,
-  type ProviderFailureDetails,
-  type ResultEntry,
-  type RunInput,
-  type RunState,
-  type RunStatus,
-  type ToolCall,
-  type Turn,
-} from './types';
+import { RunLog } from './run-log';
+import type { ModelTurn, PreparedRun, RunInput, RunOutcome, RunQueryInput, RunRef, RunSnapshot, RunStatus, Text, ToolOutcome } from './types';
 
-export const runQuery = defineQuery<RunState>('run');
+/** The live run, a bounded view of it: `{ from }` asks for the entries from that index on. */
+export const runQuery = defineQuery<RunSnapshot, [RunQueryInput?]>('run');
 
 /** A failure that ends the run in `error` with this message as the reason. */
 class RunFailed extends Error {}
 
+type Ending = { kind: 'answer'; text: Text } | { kind: 'continue'; turn: number };
+
 /**
  * One run of a task: expand the prompt, call the provider, run the tools it asks for, until it answers without tool
- * calls. The run's state lives here and is read with the `run` query; the record in MongoDB is written at every
- * status change so closed runs (and lists) are served without Temporal.
+ * calls. Contents stay out of history: activities store what they produce and return references, the conversation
+ * is stored once and a model call is given only its length, and the entries are written to the run record as they
+ * accumulate (at every status change and every turn). A long run continues as new under the same workflow id.
  */
-export async function runTask(input: RunInput): Promise<RunState> {
-  const state: RunState = { status: 'pending', results: [], modifiedAt: input.createdAt };
-  setHandler(runQuery, () => state);
+export async function runTask(input: RunInput): Promise<RunOutcome> {
+  const { resume, limits } = input;
+  const log = new RunLog(
+    resume ? { entries: resume.entries, messages: resume.messages, at: Date.now(), status: 'running' } : { entries: 0, messages: 0, at: input.createdAt },
+  );
+  setHandler(runQuery, (query) => log.snapshot(query?.from));
+  const run: RunRef = { id: workflowInfo().workflowId, createdAt: input.createdAt };
 
-  // The time limit is a deadline every remote call is bounded by (no timer of its own: one history event, one timer
-  // task and a racing scope fewer per run). Local bookkeeping has its own bounds.
-  const deadline = Date.now() + input.limits.timeoutMs;
-  const timeLimit = () => new RunFailed(`the run exceeded its time limit of ${Math.round(input.limits.timeoutMs / 1000)} s`);
+  // The time limit is a deadline every remote call is bounded by, carried across continue-as-new.
+  const deadline = resume?.deadline ?? Date.now() + limits.timeoutMs;
+  const timeLimit = () => new RunFailed(`the run exceeded its time limit of ${Math.round(limits.timeoutMs / 1000)} s`);
   /** Options for a remote call: its own bound, cut to what is left of the run's time (scheduling included). */
   const bounded = <T extends { startToCloseTimeout: number }>(options: T): T => {
     const left = deadline - Date.now();
@@ -58,101 +58,110 @@ export async function runTask(input: RunInput): Promise<RunState> {
   };
 
   const { recordRun } = proxyLocalActivities<Activities>(RECORD);
-  const providerOptions = providerCall(input.limits.providerHeartbeatMs, input.limits.providerCallMs);
-
-  const push = (...entries: ResultEntry[]) => {
-    state.results.push(...entries);
-    state.modifiedAt = Date.now();
-  };
-  const setStatus = (status: RunStatus) => {
-    state.status = status;
-    state.modifiedAt = Date.now();
-    return recordRun({ identity: input.identity, state });
-  };
-
-  const execute = async (): Promise<string> => {
-    // Prepare records the run as `running` with its first entries (run started, warnings, tools, prompt).
-    const { prepared, entries, at } = await proxyLocalActivities<Activities>(PREPARE).prepareRun({ taskId: input.taskId, taskVersion: input.taskVersion, payload: input.payload, identity: input.identity });
-    state.status = 'running';
-    state.results.push(...entries);
-    state.modifiedAt = at;
-
-    const conversation: Turn[] = [{ role: 'user', text: prepared.prompt }];
-    for (let turn = 1; turn <= input.limits.maxTurns; turn++) {
-      const call = { taskId: input.taskId, taskVersion: input.taskVersion, runner: prepared.runner, model: prepared.model, maxTokens: prepared.maxTokens, conversation, tools: prepared.tools };
-      let answer: ModelAnswer | undefined;
-      // Retryable provider failures are retried here with backoff; the run shows `pending` while it waits.
-      for (let attempt = 1; !answer; attempt++) {
-        try {
-          answer = await proxyActivities<Activities>(bounded(providerOptions)).callModel(call);
-        } catch (err) {
-          if (isCancellation(err)) throw err;
-          const failure = past(err);
-          if (failure instanceof RunFailed) throw failure;
-          const { retryable, reason, retryAfterMs } = describeFailure(failure);
-          if (!retryable) throw new RunFailed(reason);
-          const { initialMs, maxMs, maxAttempts } = input.limits.retry;
-          if (attempt >= maxAttempts) throw new RunFailed(`${reason} (gave up after ${attempt} attempts)`);
-          const wait = Math.min(maxMs, Math.max(retryAfterMs ?? 0, initialMs * 2 ** (attempt - 1)));
-          push({ msg: `${reason}; retrying in ${(wait / 1000).toFixed(1)} s (attempt ${attempt + 1} of ${maxAttempts})`, time: Date.now(), level: LEVEL.warn });
-          await setStatus('pending');
-          await sleep(Math.max(1, Math.min(wait, deadline - Date.now())));
-          if (deadline - Date.now() <= 0) throw timeLimit();
-          await setStatus('running');
-        }
-      }
-      conversation.push({ role: 'assistant', text: answer.text, toolCalls: answer.toolCalls });
-      if (answer.toolCalls.length === 0) return answer.text;
-      if (answer.text) push({ msg: 'assistant', exchange: { role: 'assistant', content: answer.text } });
-      const results: Array<{ call: ToolCall; result: CallToolResult }> = [];
-      for (const toolCall of answer.toolCalls) {
-        push({ msg: `tool call: ${toolCall.name}`, exchange: { role: 'assistant', content: JSON.stringify({ tool: toolCall.name, arguments: toolCall.arguments }) } });
-        const spec = prepared.tools.find((t) => t.name === toolCall.name);
-        let result: CallToolResult;
-        if (!spec) result = { content: [{ type: 'text', text: `unknown tool "${toolCall.name}"` }], isError: true };
-        else {
-          try {
-            result = await proxyActivities<Activities>(bounded(TOOL_CALL)).callTool({ owner: input.identity.owner, profile: input.identity.profile, install: spec.install, tool: spec.tool, arguments: toolCall.arguments });
-          } catch (err) {
-            const failure = past(err);
-            if (failure instanceof RunFailed || isCancellation(failure)) throw failure;
-            throw new RunFailed(`tool ${toolCall.name} failed: ${describeFailure(failure, 'tool').reason}`);
-          }
-        }
-        const text = result.content.map((c) => (c.type === 'text' ? c.text : `[image ${c.mimeType}]`)).join('\n');
-        push({ msg: `tool result: ${toolCall.name}${result.isError ? ' (error)' : ''}`, exchange: { role: 'tool', content: text } });
-        results.push({ call: toolCall, result });
-      }
-      conversation.push({ role: 'tool', results });
+  /** Writes what the store does not have yet (entries, messages) with the status; sets the status first if given. */
+  const record = async (status?: RunStatus) => {
+    if (status) {
+      log.status = status;
+      log.modifiedAt = Date.now();
     }
-    throw new RunFailed(`the run reached its turn limit of ${input.limits.maxTurns} model calls without a final answer`);
+    const batch = log.take();
+    await recordRun({ run, status: log.status, modifiedAt: log.modifiedAt, ...batch });
+    log.recorded(batch);
+  };
+  const providerOptions = providerCall(limits.providerHeartbeatMs, limits.providerCallMs);
+
+  const modelTurn = async (prepared: PreparedRun): Promise<ModelTurn> => {
+    const call = { run, taskId: input.taskId, taskVersion: input.taskVersion, runner: prepared.runner, model: prepared.model, maxTokens: prepared.maxTokens, toolSpecs: prepared.toolSpecs, messages: log.messages };
+    // Retryable provider failures are retried here with backoff; the run shows `pending` while it waits.
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await proxyActivities<Activities>(bounded(providerOptions)).callModel(call);
+      } catch (err) {
+        if (isCancellation(err)) throw err;
+        const failure = past(err);
+        if (failure instanceof RunFailed) throw failure;
+        const { retryable, reason, retryAfterMs } = readFailure(failure, { name: 'the provider call', kind: 'provider' });
+        if (!retryable) throw new RunFailed(reason);
+        const { initialMs, maxMs, maxAttempts } = limits.retry;
+        if (attempt >= maxAttempts) throw new RunFailed(`${reason} (gave up after ${attempt} attempts)`);
+        const wait = Math.min(maxMs, Math.max(retryAfterMs ?? 0, initialMs * 2 ** (attempt - 1)));
+        log.push({ msg: `${reason}; retrying in ${(wait / 1000).toFixed(1)} s (attempt ${attempt + 1} of ${maxAttempts})`, time: Date.now(), level: LEVEL.warn });
+        await record('pending');
+        await sleep(Math.max(1, Math.min(wait, deadline - Date.now())));
+        if (deadline - Date.now() <= 0) throw timeLimit();
+        await record('running');
+      }
+    }
+  };
+
+  const toolCall = async (prepared: PreparedRun, call: ModelTurn['toolCalls'][number]): Promise<ToolOutcome> => {
+    const route = prepared.tools.find((t) => t.name === call.name);
+    if (!route) {
+      const text = `unknown tool "${call.name}"`;
+      return { isError: true, message: { text }, shown: text };
+    }
+    try {
+      return await proxyActivities<Activities>(bounded(TOOL_CALL)).callTool({ run, owner: input.identity.owner, profile: input.identity.profile, install: route.install, tool: route.tool, arguments: call.arguments });
+    } catch (err) {
+      const failure = past(err);
+      if (failure instanceof RunFailed || isCancellation(failure)) throw failure;
+      throw new RunFailed(`tool ${call.name} failed: ${readFailure(failure, { name: `tool ${call.name}`, kind: 'tool' }).reason}`);
+    }
+  };
+
+  let prepared: PreparedRun | undefined = resume?.prepared;
+  const execute = async (): Promise<Ending> => {
+    if (!prepared) {
+      // Prepare records the run as `running` with its first entries and stores the prompt as message 0.
+      const started = await proxyLocalActivities<Activities>(PREPARE).prepareRun({ run, identity: input.identity, taskId: input.taskId, taskVersion: input.taskVersion, payload: input.payload });
+      log.status = 'running';
+      log.pushRecorded(started.entries, started.at);
+      log.promptRecorded();
+      prepared = started.prepared;
+    }
+    const firstTurn = resume?.turn ?? 1;
+    for (let turn = firstTurn; turn <= limits.maxTurns; turn++) {
+      if (turn > firstTurn && historyIsLong(limits.continueAsNewEvents)) return { kind: 'continue', turn };
+      const answer = await modelTurn(prepared);
+      if (answer.toolCalls.length === 0) return { kind: 'answer', text: answer.text };
+      if (answer.text !== '') log.push({ msg: 'assistant', exchange: { role: 'assistant', content: answer.text } });
+      log.addMessage({ role: 'assistant', text: answer.text, toolCalls: answer.toolCalls.map(({ id, name, arguments: args }) => ({ id, name, arguments: args })) });
+      for (const call of answer.toolCalls) {
+        log.push({ msg: `tool call: ${call.name}`, exchange: { role: 'assistant', content: call.shown } });
+        const outcome = await toolCall(prepared, call);
+        log.push({ msg: `tool result: ${call.name}${outcome.isError ? ' (error)' : ''}`, exchange: { role: 'tool', content: outcome.shown } });
+        log.addMessage({ role: 'tool', callId: call.id, name: call.name, isError: outcome.isError, ...outcome.message });
+      }
+      // The turn's entries and messages, stored before the next model call reads the conversation.
+      await record();
+    }
+    throw new RunFailed(`the run reached its turn limit of ${limits.maxTurns} model calls without a final answer`);
   };
 
   let status: RunStatus;
+  let ending: Ending | undefined;
   try {
-    const text = await execute();
-    status = 'ready';
-    push({ msg: 'final answer', lastMessage: { role: 'assistant', content: text } });
+    ending = await execute();
   } catch (err) {
-    const reason = err instanceof RunFailed ? err.message : isCancellation(err) ? 'the run was cancelled' : describeFailure(err).reason;
-    status = 'error';
-    push({ msg: reason, error: reason, lastMessage: { role: 'system', content: reason } });
+    const reason = err instanceof RunFailed ? err.message : isCancellation(err) ? 'the run was cancelled' : readFailure(err, { name: 'the run', kind: 'other' }).reason;
+    log.push({ msg: reason, error: reason, lastMessage: { role: 'system', content: reason } });
   }
+  if (ending?.kind === 'continue') {
+    // Everything is recorded (the turn ended with a write); the next execution starts from the store.
+    const next = { deadline, turn: ending.turn, prepared: prepared!, entries: log.total, messages: log.messages, continued: (resume?.continued ?? 0) + 1 };
+    return continueAsNew<typeof runTask>({ ...input, payload: undefined, resume: next });
+  }
+  if (ending) {
+    status = 'ready';
+    log.push({ msg: 'final answer', lastMessage: { role: 'assistant', content: ending.text } });
+  } else status = 'error';
   // Recorded even when the workflow itself is being cancelled (task deleted), so the record says why it ended.
-  await CancellationScope.nonCancellable(() => setStatus(status));
-  return state;
+  await CancellationScope.nonCancellable(() => record(status));
+  return { status, entries: log.total };
 }
 
-/** `call`: what failed, for the wording of a timeout (a provider call's reasons are what its tests and docs quote). */
-function describeFailure(err: unknown, call: 'provider' | 'tool' = 'provider'): { retryable: boolean; reason: string; retryAfterMs?: number } {
-  const cause = err instanceof ActivityFailure ? err.cause : err;
-  if (cause instanceof ApplicationFailure) {
-    const details = (cause.details?.[0] ?? {}) as ProviderFailureDetails;
-    return { retryable: !cause.nonRetryable, reason: cause.message, retryAfterMs: details.retryAfterMs };
-  }
-  if (cause instanceof TimeoutFailure) {
-    const lost = cause.timeoutType === TimeoutType.HEARTBEAT;
-    return { retryable: true, reason: call === 'provider' ? (lost ? 'the worker calling the provider was lost' : 'the provider call timed out') : lost ? 'the worker running it was lost' : 'it timed out' };
-  }
-  return { retryable: false, reason: cause instanceof Error ? cause.message : String(cause) };
+/** Past RUN_CONTINUE_AS_NEW_EVENTS events, or when Temporal suggests it (history size or length) if that is 0. */
+function historyIsLong(maxEvents: number): boolean {
+  const info = workflowInfo();
+  return maxEvents > 0 ? info.historyLength >= maxEvents : info.continueAsNewSuggested;
 }

@@ -1,14 +1,34 @@
-/** Types shared by the workflow, its activities and the API. Types only: nothing here runs. */
+/**
+ * Types shared by the workflow, its activities and the API. Types only: nothing here runs (the workflow's runtime
+ * constants are in constants.ts). Each type is declared once; the others here are derived from it or imported.
+ */
+import type { CallToolResult } from '../activities/servlets/results';
+import type { Runner } from '../src/store/tasks';
 
-export type Runner = 'openai' | 'anthropic';
+export type { CallToolResult, Runner };
+
 export type RunStatus = 'pending' | 'running' | 'ready' | 'error';
-export const TERMINAL: readonly RunStatus[] = ['ready', 'error'];
 
 export interface RunIdentity {
   owner: string;
   profile: string;
   task: string;
   run: string;
+}
+
+/**
+ * A text that may be too large for Temporal history: inline when small, else a reference to where it is stored
+ * (MongoDB, `run_blobs`). Activities store what they produce and hand out references; the API resolves them.
+ */
+export type Text = string | ContentRef;
+
+export interface ContentRef {
+  /** The blob's id: `<workflow id>#<unique key>`, so a run's contents are found and deleted with it. */
+  ref: string;
+  /** UTF-8 bytes of the text. */
+  bytes: number;
+  /** Parts the text is stored in (each part one document well under MongoDB's limit). */
+  parts: number;
 }
 
 /** Retry of provider calls: the workflow waits (status `pending`) between attempts. */
@@ -18,42 +38,83 @@ export interface RetrySettings {
   maxAttempts: number;
 }
 
-/** Workflow input: references and trigger data, never a secret. */
+export interface RunLimits {
+  timeoutMs: number;
+  maxTurns: number;
+  retry: RetrySettings;
+  providerHeartbeatMs: number;
+  providerCallMs: number;
+  /** Continue as new once history has this many events; 0: when Temporal suggests it. */
+  continueAsNewEvents: number;
+}
+
+/** Workflow input: references and trigger data, never a secret, never large content. */
 export interface RunInput {
   identity: RunIdentity;
   taskId: string;
   taskVersion: number;
-  /** Trigger data: Variant A parameters (string map) or Variant B payload (any JSON object). */
-  payload: Record<string, unknown>;
+  /** Trigger data when small; absent when it is large, and then read from the run record by the prepare step. */
+  payload?: Record<string, unknown>;
   createdAt: number;
-  limits: { timeoutMs: number; maxTurns: number; retry: RetrySettings; providerHeartbeatMs: number; providerCallMs: number };
+  limits: RunLimits;
+  /** Present when the run continues as new: where the previous execution stopped. */
+  resume?: RunResume;
 }
 
+/** What a run carries over when it continues as new (all of it small: contents stay in the store). */
+export interface RunResume {
+  deadline: number;
+  /** The next turn's number. */
+  turn: number;
+  prepared: PreparedRun;
+  /** Entries and messages recorded so far (all in the store). */
+  entries: number;
+  messages: number;
+  /** Continuations so far (shown in logs and the Web UI). */
+  continued: number;
+}
+
+/** The contract's result entries. `C` is the content's type: text for clients, `Text` where it may be a reference. */
 export interface LogEntry {
   msg: string;
   time: number;
   level: number;
 }
-export interface ExchangeEntry {
+export interface ExchangeEntry<C = string> {
   msg: string;
-  exchange: { role: string; content: string };
+  exchange: { role: string; content: C };
 }
-export interface LastEntry {
+export interface LastEntry<C = string> {
   msg: string;
-  lastMessage: { role: string; content: string };
+  lastMessage: { role: string; content: C };
   error?: string;
 }
-export type ResultEntry = LogEntry | ExchangeEntry | LastEntry;
+export type ResultEntry<C = string> = LogEntry | ExchangeEntry<C> | LastEntry<C>;
+/** An entry as the workflow, its history and the store hold it. */
+export type HeldEntry = ResultEntry<Text>;
 
-/** What the `run` query returns: the live run, rendered by the API's run presenter. */
-export interface RunState {
-  status: RunStatus;
-  results: ResultEntry[];
-  modifiedAt: number;
+/** The `run` query's argument: the index of the first entry the caller does not have yet. */
+export interface RunQueryInput {
+  from?: number;
 }
 
-/** Pino's numbers, which the contract's `level` field carries. */
-export const LEVEL = { info: 30, warn: 40, error: 50 } as const;
+/**
+ * What the `run` query returns: a bounded view of the live run. `entries` are the entries from index `from` on (at
+ * most about a MiB of them); entries before the workflow's own first are in the store. `total` counts them all.
+ */
+export interface RunSnapshot {
+  status: RunStatus;
+  modifiedAt: number;
+  total: number;
+  from: number;
+  entries: HeldEntry[];
+}
+
+/** What the workflow returns: small on purpose (the results are in the store). */
+export interface RunOutcome {
+  status: RunStatus;
+  entries: number;
+}
 
 export interface ToolSpec {
   /** Name the model sees: unique within the run, provider-safe (`[A-Za-z0-9_-]{1,64}`). */
@@ -64,43 +125,72 @@ export interface ToolSpec {
   tool: string;
 }
 
-export interface ToolCall {
+/** What the workflow needs of a tool: where a call of the name the model sees goes. */
+export type ToolRoute = Pick<ToolSpec, 'name' | 'install' | 'tool'>;
+
+export interface ToolCall<A = Record<string, unknown>> {
   id: string;
   name: string;
-  arguments: Record<string, unknown>;
+  arguments: A;
 }
 
-export type ContentItem = { type: 'text'; text: string } | { type: 'image'; data: string; mimeType: string };
+export type ContentItem = CallToolResult['content'][number];
 
-export interface CallToolResult {
-  content: ContentItem[];
-  isError?: boolean;
-}
+/**
+ * The conversation with the model, one message per item, stored once (the record and `run_pages`) and loaded by the
+ * provider activity: a model call is given the run and the number of messages, never the conversation itself.
+ * A tool result whose content is one text is kept as that text; any other result as its JSON.
+ */
+export type Message<C = Text> =
+  | { role: 'user'; text: C }
+  | { role: 'assistant'; text: C; toolCalls: Array<ToolCall<C>> }
+  | { role: 'tool'; callId: string; name: string; isError: boolean; text: C }
+  | { role: 'tool'; callId: string; name: string; isError: boolean; json: C };
 
-/** Provider-neutral conversation; the provider activity maps it to each wire format. */
+/** A message as the provider mappers read it, its contents resolved and parsed. */
 export type Turn =
   | { role: 'user'; text: string }
   | { role: 'assistant'; text: string; toolCalls: ToolCall[] }
-  | { role: 'tool'; results: Array<{ call: ToolCall; result: CallToolResult }> };
+  | { role: 'tool'; call: Pick<ToolCall, 'id' | 'name'>; result: CallToolResult };
 
 export interface PreparedRun {
   runner: Runner;
   model: string;
   maxTokens: number | null;
-  prompt: string;
-  tools: ToolSpec[];
+  /** Where each tool name goes; the full specs (with schemas) travel as `toolSpecs`. */
+  tools: ToolRoute[];
+  /** JSON of the ToolSpec[] offered to the model (a reference when large: it is given to every model call). */
+  toolSpecs: Text;
 }
 
 /** What the prepare step returns: the run's inputs, and the entries it recorded with status `running` at `at`. */
 export interface StartedRun {
   prepared: PreparedRun;
-  entries: ResultEntry[];
+  entries: HeldEntry[];
   at: number;
 }
 
-export interface ModelAnswer {
-  text: string;
-  toolCalls: ToolCall[];
+/** Which run a stored content belongs to, for an activity that stores what it produces. */
+export interface RunRef {
+  /** The workflow id (= the run record's _id). */
+  id: string;
+  /** The run's creation time: with the id, unique even when a deleted run's name is used again. */
+  createdAt: number;
+}
+
+/** A model's answer as the workflow gets it: large parts already stored, references in their place. */
+export interface ModelTurn {
+  text: Text;
+  toolCalls: Array<ToolCall<Text> & { /** The call as its result entry shows it: `{"tool","arguments"}`. */ shown: Text }>;
+}
+
+/** A tool's result as the workflow gets it. */
+export interface ToolOutcome {
+  isError: boolean;
+  /** The conversation's form of the result (see Message). */
+  message: { text: Text } | { json: Text };
+  /** The result as its entry shows it (the texts, an image as `[image <type>]`). */
+  shown: Text;
 }
 
 /** Details of a provider failure the workflow may retry (ApplicationFailure details[0]). */

@@ -1,12 +1,12 @@
 import Anthropic from '@anthropic-ai/sdk';
-import type { ModelAnswer, ToolCall, Turn } from '../../workflows/types';
+import type { ToolCall } from '../../workflows/types';
+import { groupToolResults, type ProviderAnswer, type ProviderCall } from './call';
 import { malformed, providerFailure } from './errors';
-import type { ProviderCall } from './openai';
 
 type Message = Anthropic.MessageParam;
 
 /** Anthropic messages with tool use. Throws an ApplicationFailure (see errors.ts). */
-export async function callAnthropic(call: ProviderCall & { maxTokens: number }): Promise<ModelAnswer> {
+export async function callAnthropic(call: ProviderCall & { maxTokens: number }): Promise<ProviderAnswer> {
   const client = new Anthropic({ apiKey: call.key, baseURL: call.baseURL, maxRetries: 0, timeout: call.timeoutMs });
   let message: Anthropic.Message;
   try {
@@ -14,7 +14,7 @@ export async function callAnthropic(call: ProviderCall & { maxTokens: number }):
       {
         model: call.model,
         max_tokens: call.maxTokens,
-        messages: call.conversation.map(toMessage),
+        messages: groupToolResults(call.conversation).map(toMessage),
         ...(call.tools.length
           ? { tools: call.tools.map((t) => ({ name: t.name, description: t.description, input_schema: t.inputSchema as Anthropic.Tool.InputSchema })) }
           : {}),
@@ -38,28 +38,28 @@ export async function callAnthropic(call: ProviderCall & { maxTokens: number }):
   return { text: texts.join(''), toolCalls };
 }
 
-function toMessage(turn: Turn): Message {
-  if (turn.role === 'user') return { role: 'user', content: turn.text };
-  if (turn.role === 'assistant') {
+function toMessage(turn: ReturnType<typeof groupToolResults>[number]): Message {
+  if (Array.isArray(turn)) {
     return {
-      role: 'assistant',
-      content: [
-        ...(turn.text ? [{ type: 'text' as const, text: turn.text }] : []),
-        ...turn.toolCalls.map((c) => ({ type: 'tool_use' as const, id: c.id, name: c.name, input: c.arguments })),
-      ],
+      role: 'user',
+      content: turn.map(({ call, result }) => ({
+        type: 'tool_result' as const,
+        tool_use_id: call.id,
+        is_error: Boolean(result.isError),
+        content: result.content.map((c) =>
+          c.type === 'text'
+            ? { type: 'text' as const, text: c.text }
+            : { type: 'image' as const, source: { type: 'base64' as const, media_type: c.mimeType as 'image/png', data: c.data } },
+        ),
+      })),
     };
   }
+  if (turn.role === 'user') return { role: 'user', content: turn.text };
   return {
-    role: 'user',
-    content: turn.results.map(({ call, result }) => ({
-      type: 'tool_result' as const,
-      tool_use_id: call.id,
-      is_error: Boolean(result.isError),
-      content: result.content.map((c) =>
-        c.type === 'text'
-          ? { type: 'text' as const, text: c.text }
-          : { type: 'image' as const, source: { type: 'base64' as const, media_type: c.mimeType as 'image/png', data: c.data } },
-      ),
-    })),
+    role: 'assistant',
+    content: [
+      ...(turn.text ? [{ type: 'text' as const, text: turn.text }] : []),
+      ...turn.toolCalls.map((c) => ({ type: 'tool_use' as const, id: c.id, name: c.name, input: c.arguments })),
+    ],
   };
 }

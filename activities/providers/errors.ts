@@ -1,4 +1,5 @@
-import { ApplicationFailure } from '@temporalio/activity';
+import type { ApplicationFailure } from '@temporalio/common';
+import { runFailure } from '../../workflows/failures';
 import type { ProviderFailureDetails } from '../../workflows/types';
 
 /** Removes the key, and anything that looks like a provider key, from a provider's message before it is recorded. */
@@ -24,16 +25,13 @@ export function providerFailure(provider: string, err: unknown, key: string): Ap
     const retryable = status === 408 || status === 409 || status === 429 || status >= 500;
     const details: ProviderFailureDetails = { status, retryAfterMs: retryAfter(e.headers) };
     const text = `${provider} answered ${status}: ${message.replace(/^\d{3}\s*/, '')}`;
-    return retryable
-      ? ApplicationFailure.retryable(text, 'ProviderUnavailable', details)
-      : ApplicationFailure.nonRetryable(text, 'ProviderRejected', details);
+    return runFailure(retryable ? 'ProviderUnavailable' : 'ProviderRejected', text, details);
   }
-  if (/abort/i.test(e.name ?? '')) return ApplicationFailure.retryable(`${provider} call aborted`, 'ProviderUnavailable');
-  return ApplicationFailure.retryable(`${provider} could not be reached: ${message}`, 'ProviderUnreachable');
+  if (/abort/i.test(e.name ?? '')) return runFailure('ProviderUnavailable', `${provider} call aborted`);
+  return runFailure('ProviderUnreachable', `${provider} could not be reached: ${message}`);
 }
 
-export const malformed = (provider: string, what: string) =>
-  ApplicationFailure.nonRetryable(`${provider} sent a malformed answer: ${what}`, 'ProviderMalformedAnswer');
+export const malformed = (provider: string, what: string) => runFailure('ProviderMalformedAnswer', `${provider} sent a malformed answer: ${what}`);
 
 function retryAfter(headers: Headers | Record<string, string> | undefined): number | undefined {
   const value = headers instanceof Headers ? headers.get('retry-after') : headers?.['retry-after'];

@@ -1,29 +1,19 @@
 import OpenAI from 'openai';
-import type { ModelAnswer, ToolCall, ToolSpec, Turn } from '../../workflows/types';
+import type { ToolCall } from '../../workflows/types';
+import { groupToolResults, type ProviderAnswer, type ProviderCall, type ToolTurn } from './call';
 import { malformed, providerFailure } from './errors';
 
 type Message = OpenAI.Chat.Completions.ChatCompletionMessageParam;
 
-export interface ProviderCall {
-  key: string;
-  baseURL?: string;
-  model: string;
-  maxTokens: number | null;
-  conversation: Turn[];
-  tools: ToolSpec[];
-  timeoutMs: number;
-  signal: AbortSignal;
-}
-
 /** OpenAI chat completions with function tools. Throws an ApplicationFailure (see errors.ts). */
-export async function callOpenAI(call: ProviderCall): Promise<ModelAnswer> {
+export async function callOpenAI(call: ProviderCall): Promise<ProviderAnswer> {
   const client = new OpenAI({ apiKey: call.key, baseURL: call.baseURL, maxRetries: 0, timeout: call.timeoutMs });
   let completion: OpenAI.Chat.Completions.ChatCompletion;
   try {
     completion = await client.chat.completions.create(
       {
         model: call.model,
-        messages: call.conversation.flatMap(toMessages),
+        messages: groupToolResults(call.conversation).flatMap(toMessages),
         ...(call.maxTokens ? { max_completion_tokens: call.maxTokens } : {}),
         ...(call.tools.length
           ? { tools: call.tools.map((t) => ({ type: 'function' as const, function: { name: t.name, description: t.description, parameters: t.inputSchema } })) }
@@ -54,30 +44,30 @@ function parseArguments(raw: string | undefined): Record<string, unknown> {
   }
 }
 
-function toMessages(turn: Turn): Message[] {
+function toMessages(turn: ReturnType<typeof groupToolResults>[number]): Message[] {
+  if (Array.isArray(turn)) return toolMessages(turn);
   if (turn.role === 'user') return [{ role: 'user', content: turn.text }];
-  if (turn.role === 'assistant') {
-    return [
-      {
-        role: 'assistant',
-        content: turn.text || null,
-        ...(turn.toolCalls.length
-          ? { tool_calls: turn.toolCalls.map((c) => ({ id: c.id, type: 'function' as const, function: { name: c.name, arguments: JSON.stringify(c.arguments) } })) }
-          : {}),
-      },
-    ];
-  }
-  // Tool messages carry text only; images a tool returned follow as a user message, which accepts image parts.
-  const messages: Message[] = turn.results.map(({ call, result }) => ({
+  return [
+    {
+      role: 'assistant',
+      content: turn.text || null,
+      ...(turn.toolCalls.length
+        ? { tool_calls: turn.toolCalls.map((c) => ({ id: c.id, type: 'function' as const, function: { name: c.name, arguments: JSON.stringify(c.arguments) } })) }
+        : {}),
+    },
+  ];
+}
+
+/** Tool messages carry text only; images a tool returned follow as a user message, which accepts image parts. */
+function toolMessages(results: ToolTurn[]): Message[] {
+  const messages: Message[] = results.map(({ call, result }) => ({
     role: 'tool' as const,
     tool_call_id: call.id,
     content:
       (result.isError ? 'ERROR: ' : '') +
       (result.content.map((c) => (c.type === 'text' ? c.text : `[image ${c.mimeType} attached below]`)).join('\n') || '(no content)'),
   }));
-  const images = turn.results.flatMap(({ call, result }) =>
-    result.content.flatMap((c) => (c.type === 'image' ? [{ call, c }] : [])),
-  );
+  const images = results.flatMap(({ call, result }) => result.content.flatMap((c) => (c.type === 'image' ? [{ call, c }] : [])));
   if (images.length) {
     messages.push({
       role: 'user',

@@ -1,6 +1,7 @@
 import crypto from 'node:crypto';
 import type { Config } from '../../src/config';
 import type { Logger } from '../../src/logger';
+import type { InstallForRun } from '../../src/store/installations';
 import { ServletError } from './errors';
 import { describeModule, ServletInstance, type HostDeps } from './host';
 import { compileServlet, contentAddress } from './module';
@@ -20,15 +21,11 @@ export interface ServletCallRequest {
   arguments: Record<string, unknown>;
 }
 
-export interface InstallRef {
+/** An install as the runtime calls it: what a run loads of it (store/installations.ts), and a stable key. */
+export type InstallRef = Omit<InstallForRun, 'modifiedAt'> & {
   /** Stable id of the install. */
   key: string;
-  contentAddress: string;
-  loadModule(): Promise<Uint8Array>;
-  config: Record<string, string>;
-  /** null or ['*']: any host outside the blocklist; a list of host globs narrows it; []: no network. */
-  domains: string[] | null;
-}
+};
 
 export interface ServletRuntime {
   /** Throws ServletError naming why the module is unusable. */

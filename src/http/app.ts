@@ -28,7 +28,7 @@ export function createApp(deps: AppDeps): Koa {
     ctx.body = { ok: true };
   });
 
-  const reader = createRunReader(deps.temporal, deps.config.LIVE_RUN_CACHE_MS);
+  const reader = createRunReader(deps.temporal, { cacheMs: deps.config.LIVE_RUN_CACHE_MS, waitMs: deps.config.LIVE_READ_WAIT_MS });
   // How long requests wait for this process's event loop (a busy or starved API shows here before anywhere else).
   const loopDelay = monitorEventLoopDelay({ resolution: 10 });
   loopDelay.enable();

@@ -37,6 +37,10 @@ function decodeCursor(cursor: string, tieBreakers: readonly string[]): SortKey {
 
 const encodeCursor = (key: SortKey) => Buffer.from(JSON.stringify(key)).toString('base64url');
 
+/** The cursor of the page that starts after `item` (for a list that ends its page early). */
+export const keysetCursor = (item: { created_at: Date }, tieBreakers: readonly string[]) =>
+  encodeCursor([item.created_at.getTime(), ...tieBreakers.map((f) => String((item as Record<string, unknown>)[f]))]);
+
 /** The filter that selects items strictly after `cursor` in (created_at, ...tieBreakers) order (1 ascending, -1 descending). */
 function afterCursor(cursor: string, tieBreakers: readonly string[], order: 1 | -1): Record<string, unknown> {
   const [ms, ...rest] = decodeCursor(cursor, tieBreakers);
@@ -67,11 +71,7 @@ export function keysetQuery(filter: Record<string, unknown>, page: PageRequest, 
     finish<T extends { created_at: Date }>(docs: T[]): Page<T> {
       const items = docs.slice(0, page.limit);
       const last = items[items.length - 1];
-      const next =
-        docs.length > page.limit && last
-          ? encodeCursor([last.created_at.getTime(), ...tieBreakers.map((f) => String((last as Record<string, unknown>)[f]))])
-          : null;
-      return { items, next };
+      return { items, next: docs.length > page.limit && last ? keysetCursor(last, tieBreakers) : null };
     },
   };
 }

@@ -100,8 +100,15 @@ const run = new Schema(
     status: { type: String, required: true },
     /** Trigger data as JSON text (FerretDB refuses keys with "." or a leading "$", which a payload may have). */
     payload_json: { type: String, required: true },
-    /** As of the last status change; a live run's current results come from a workflow query. */
+    /**
+     * The first page of the run's entries (PAGE_SIZE, run-content.ts; later pages are in run_pages), as the workflow
+     * last wrote them; large contents are references to run_blobs. A live run's newest entries come from its query.
+     */
     results: { type: [Schema.Types.Mixed], default: [] },
+    /** Entries written so far, all pages (absent on records written before pages: then `results` has them all). */
+    entry_count: { type: Number },
+    /** The first page of the conversation with the model (run-content.ts); the provider activity reads it. */
+    messages: { type: [Schema.Types.Mixed], default: undefined },
     /**
      * Set by the workflow's first record write. The workflow is the only writer after the API's insert: FerretDB
      * applies concurrent updates of one document as read-modify-write, so two writers would lose each other's fields.
@@ -113,6 +120,37 @@ const run = new Schema(
   opts,
 );
 run.index({ owner: 1, profile: 1, task: 1, created_at: -1 });
+
+/** Pages of a run's entries (`e`) and messages (`m`) after the first, which its record holds: `<run _id>#p<n>`. */
+const runPage = new Schema(
+  {
+    _id: { type: String, required: true },
+    /** The run's _id: what deletes its pages with it. */
+    run: { type: String, required: true, index: true },
+    e: { type: Schema.Types.Mixed },
+    m: { type: Schema.Types.Mixed },
+  },
+  opts,
+);
+
+/** Large texts of a run (prompts, answers, tool results), in parts: `<ref>@<part>`. */
+const runBlob = new Schema(
+  {
+    _id: { type: String, required: true },
+    run: { type: String, required: true, index: true },
+    data: { type: String, required: true },
+  },
+  opts,
+);
+
+/** Small facts the service keeps about itself, e.g. `reconcile/<task queue>`: where the reconciler stopped. */
+const serviceState = new Schema(
+  {
+    _id: { type: String, required: true },
+    at: { type: Date, required: true },
+  },
+  opts,
+);
 
 /** `_id`: a signed URL's id, or `task:<task _id>` for "every URL of the task issued up to revoked_at". */
 const revokedUrl = new Schema(
@@ -195,6 +233,9 @@ export function registerModels(conn: Connection) {
     Task: conn.model('Task', task, 'tasks'),
     TaskVersion: conn.model('TaskVersion', taskVersion, 'task_versions'),
     Run: conn.model('Run', run, 'runs'),
+    RunPage: conn.model('RunPage', runPage, 'run_pages'),
+    RunBlob: conn.model('RunBlob', runBlob, 'run_blobs'),
+    ServiceState: conn.model('ServiceState', serviceState, 'service_state'),
     RevokedUrl: conn.model('RevokedUrl', revokedUrl, 'revoked_urls'),
     Servlet: conn.model('Servlet', servlet, 'servlets'),
     Module: conn.model('Module', moduleBlob, 'modules'),

@@ -1,19 +1,126 @@
-import { keysetQuery, type PageRequest } from './keyset';
+import type { Types } from 'mongoose';
+import type { HeldEntry, Message, RunIdentity, RunStatus } from '../../workflows/types';
+import { retryWhileBusy } from './connect';
+import { keysetCursor, keysetQuery, type PageRequest } from './keyset';
 import type { Models } from './models';
-import { runWorkflowId, type RunIdentity } from '../temporal/ids';
+import { PAGE_SIZE, readPaged, writePages } from './run-content';
+
+/**
+ * The run record: one document per run, `_id` = the run's identity = its workflow id (names cannot contain "/",
+ * store/names.ts, so `run/<owner>/<profile>/<task>/<run>` is unambiguous and reads well in the Web UI). Inserted by
+ * the trigger; after that the run's workflow is its only writer (FerretDB applies concurrent updates of one document
+ * as read-modify-write, so two writers would lose each other's fields), except `closeRun`, for a workflow that
+ * closed without writing its end.
+ */
+export const runWorkflowId = (id: RunIdentity) => `run/${id.owner}/${id.profile}/${id.task}/${id.run}`;
 
 /** A run document as stored (the schema has no version key). */
 export type RunRecord = Omit<NonNullable<Awaited<ReturnType<typeof findRun>>>, '__v'>;
 
 export const identityFields = (id: RunIdentity) => ({ owner: id.owner, profile: id.profile, task: id.task, name: id.run });
+export const recordIdentity = (record: Pick<RunRecord, 'owner' | 'profile' | 'task' | 'name'>): RunIdentity => ({
+  owner: record.owner,
+  profile: record.profile,
+  task: record.task,
+  run: record.name,
+});
 
 /** By _id (= the workflow id): the one lookup FerretDB answers without scanning the collection. */
-export function findRun(models: Models, id: RunIdentity) {
-  return models.Run.findById(runWorkflowId(id)).lean();
+export function findRun(models: Models, id: RunIdentity | string) {
+  return models.Run.findById(typeof id === 'string' ? id : runWorkflowId(id)).lean();
+}
+
+/** What a trigger stores: the run, `pending`, with its trigger data. */
+export interface NewRun {
+  identity: RunIdentity;
+  taskId: Types.ObjectId;
+  taskVersion: number;
+  runner: string;
+  payload: Record<string, unknown>;
+  at: Date;
+}
+
+/** Inserts the run record; throws a duplicate-key error (E11000) when the name was used before. */
+export async function insertRun(models: Models, run: NewRun): Promise<RunRecord> {
+  // With the driver: every field is set here (the shape of models.ts's run schema), and a trigger is the hot path,
+  // so it skips building a mongoose document for it.
+  const doc = {
+    _id: runWorkflowId(run.identity),
+    ...identityFields(run.identity),
+    task_id: run.taskId,
+    task_version: run.taskVersion,
+    runner: run.runner,
+    status: 'pending',
+    payload_json: JSON.stringify(run.payload),
+    results: [],
+    entry_count: 0,
+    started: false,
+    created_at: run.at,
+    modified_at: run.at,
+  };
+  await retryWhileBusy(() => models.Run.collection.insertOne(doc as never));
+  return doc as RunRecord;
+}
+
+/** What the workflow writes: its status, and the entries and messages the store does not have yet. */
+export interface RunProgress {
+  status: RunStatus;
+  modifiedAt: number;
+  entries: { from: number; items: HeldEntry[] };
+  messages?: { from: number; items: Message[] };
+}
+
+/**
+ * The workflow's write of its run. Pages past the first go first, then the record (status, count and the first
+ * page in one update), so a record never counts an entry the store does not have. Idempotent.
+ */
+export async function recordProgress(models: Models, runId: string, progress: RunProgress): Promise<void> {
+  const { entries, messages } = progress;
+  const set = {
+    ...(await writePages(models, runId, 'e', entries.from, entries.items)),
+    ...(messages ? await writePages(models, runId, 'm', messages.from, messages.items) : {}),
+  };
+  await retryWhileBusy(() =>
+    models.Run.collection.updateOne(
+      { _id: runId as never },
+      { $set: { ...set, status: progress.status, modified_at: new Date(progress.modifiedAt), entry_count: entries.from + entries.items.length, started: true } },
+    ),
+  );
+}
+
+/** Entries the record says are stored (records from before pages have them all in `results`). */
+export const entryCount = (record: Pick<RunRecord, 'entry_count' | 'results'>): number => record.entry_count ?? record.results.length;
+
+/** Entries [from, to) of a run as stored: contents may be references (run-content.ts resolves them). */
+export function readEntries(models: Models, record: Pick<RunRecord, '_id' | 'results'>, from: number, to: number): Promise<HeldEntry[]> {
+  return readPaged<HeldEntry>(models, record._id, 'e', record.results as HeldEntry[], from, to);
+}
+
+/** Messages [from, to) of a run's conversation as stored. */
+export async function readMessages(models: Models, runId: string, from: number, to: number): Promise<Message[]> {
+  const firstPage = from < to && from < PAGE_SIZE ? ((await models.Run.collection.findOne({ _id: runId as never }, { projection: { messages: 1 } }))?.messages ?? []) : [];
+  return readPaged<Message>(models, runId, 'm', firstPage as Message[], from, to);
+}
+
+/**
+ * Ends a run whose workflow closed without writing its end (terminated, timed out, gone): `error`, with `reason`
+ * as its last entry. Only for a closed workflow (no other writer is left). Returns false when the record was
+ * already closed or is gone.
+ */
+export async function closeRun(models: Models, runId: string, reason: string, at = new Date()): Promise<boolean> {
+  const record = await findRun(models, runId);
+  if (!record || record.status === 'ready' || record.status === 'error') return false;
+  const entry: HeldEntry = { msg: reason, error: reason, lastMessage: { role: 'system', content: reason } };
+  await recordProgress(models, runId, { status: 'error', modifiedAt: at.getTime(), entries: { from: entryCount(record), items: [entry] } });
+  return true;
 }
 
 /** Runs of a task, newest first (then by _id), a page after `page.cursor`. Throws 400 for a cursor not issued here. */
 export async function listRuns(models: Models, task: { owner: string; profile: string; task: string }, page: PageRequest) {
-  const q = keysetQuery({ owner: task.owner, profile: task.profile, task: task.task }, page, ['_id'], -1);
+  const q = keysetQuery({ owner: task.owner, profile: task.profile, task: task.task }, page, RUN_TIE_BREAKERS, -1);
   return q.finish(await models.Run.find(q.where).sort(q.sort).limit(q.limit).lean());
 }
+
+const RUN_TIE_BREAKERS = ['_id'];
+/** The cursor of the run list's page after `record`. */
+export const runCursor = (record: RunRecord) => keysetCursor(record, RUN_TIE_BREAKERS);

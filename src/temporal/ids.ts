@@ -1,9 +1,9 @@
 /**
- * The one place workflow ids are made. A run's workflow id is its identity: names cannot contain "/"
- * (store/names.ts), so `run/<owner>/<profile>/<task>/<run>` is unambiguous and reads well in the Web UI.
+ * Workflow ids. A run's workflow id is its identity, the same string as its record's _id (defined with the record,
+ * store/runs.ts); other workflows' ids are made here.
  */
-import type { RunIdentity } from '../../workflows/types';
+export { runWorkflowId } from '../store/runs';
+export type { RunIdentity } from '../../workflows/types';
 
-export type { RunIdentity };
-
-export const runWorkflowId = (id: RunIdentity) => `run/${id.owner}/${id.profile}/${id.task}/${id.run}`;
+/** The reconciler's schedule, one per task queue (each deployment reconciles the runs it starts). */
+export const reconcileScheduleId = (taskQueue: string) => `reconcile-runs/${taskQueue}`;

@@ -1,55 +1,124 @@
-import type { Client } from '@temporalio/client';
-import type { RunState } from '../../workflows/types';
+import { QueryRejectedError, WorkflowClient, WorkflowNotFoundError, type Client } from '@temporalio/client';
+import { runQuery } from '../../workflows/run-task';
+import type { HeldEntry, RunStatus } from '../../workflows/types';
+import { closedStatusName, type ClosedStatus } from './run-endings';
 
-interface Entry {
-  /** The query in flight, if any. */
-  inflight?: Promise<RunState | undefined>;
-  /** The last answer and when it arrived. */
-  last?: { state: RunState | undefined; at: number };
+/** A live run as the reader knows it: every entry from the first (contents may be references). */
+export interface LiveView {
+  status: RunStatus;
+  modifiedAt: number;
+  entries: HeldEntry[];
+}
+
+/** What a read of a live run found. */
+export type LiveRead =
+  | { kind: 'live'; view: LiveView }
+  /** The workflow is closed (the query was rejected): its status says how it ended. */
+  | { kind: 'closed'; status: ClosedStatus }
+  /** Temporal has no such workflow (never started, or its history is gone). */
+  | { kind: 'gone' }
+  /** The workflow did not answer within the wait: `entries` are those this process already has. */
+  | { kind: 'unavailable'; entries: HeldEntry[] };
+
+/** Where entries before the workflow's own first are (the store), and how many the record says are there. */
+export interface StoredEntries {
+  count: number;
+  read(from: number, to: number): Promise<HeldEntry[]>;
+}
+
+interface Tracked {
+  /** Every entry known, from the first: entries never change once written, so this only grows. */
+  entries: HeldEntry[];
+  /** The last answer (a new object each answer: the caller may key rendered bodies on it) and when it came. */
+  view?: LiveView;
+  at: number;
+  /** When the last query failed or did not answer: reads then serve what they have without waiting. */
+  failedAt?: number;
+  inflight?: Promise<LiveRead>;
+}
+
+export interface RunReaderOptions {
+  /** How long an answer serves the polls of a run (about a client's poll interval). */
+  cacheMs: number;
+  /** How long a read waits for the workflow before it answers `unavailable` (the query goes on in the background). */
+  waitMs: number;
+  /** Deadline of one query. */
+  queryTimeoutMs?: number;
+  maxRuns?: number;
 }
 
 /**
  * Reads live runs with the workflow's `run` query. A query costs a workflow task on a worker, so every poll of a run
- * shares one query at a time, and an answer younger than `cacheMs` (about a client's poll interval) is reused. An
- * older answer is still returned at once while one refresh runs (stale-while-revalidate): only a run's first poll
- * waits for Temporal, and a poll sees the run as of at most `cacheMs` plus one query ago. Resolves undefined when
- * the workflow cannot answer (not started yet, history gone, no worker): the caller serves the run record.
+ * shares one query at a time, and an answer younger than `cacheMs` is reused; an older one is still returned at once
+ * while one refresh runs (stale-while-revalidate). Each query asks only for the entries this process does not have
+ * (the first are read from the store), so an answer stays small on turn 50 as on turn 1. A read never waits longer
+ * than `waitMs`: past it, or while the workflow has just failed to answer, it says `unavailable` and the caller
+ * serves the record. Queries of a closed workflow are rejected (not replayed), which says how it ended.
  */
-export function createRunReader(temporal: Client, cacheMs: number, maxEntries = 10_000) {
-  const entries = new Map<string, Entry>();
+export function createRunReader(temporal: Client, options: RunReaderOptions) {
+  const { cacheMs, waitMs, queryTimeoutMs = 10_000, maxRuns = 10_000 } = options;
+  const workflows = new WorkflowClient({ connection: temporal.connection, namespace: temporal.options.namespace, queryRejectCondition: 'NOT_OPEN' });
+  const runs = new Map<string, Tracked>();
   let queries = 0;
 
-  const refresh = (workflowId: string, entry: Entry) => {
-    queries++;
-    entry.inflight = temporal.workflow
-      .getHandle(workflowId)
-      .query<RunState>('run')
-      .catch(() => undefined)
-      .then((state) => {
-        entry.last = { state, at: Date.now() };
-        entry.inflight = undefined;
-        return state;
-      });
-    return entry.inflight;
+  const refresh = async (workflowId: string, tracked: Tracked, stored: StoredEntries): Promise<LiveRead> => {
+    try {
+      if (tracked.entries.length < stored.count) tracked.entries.push(...(await stored.read(tracked.entries.length, stored.count)));
+      const handle = workflows.getHandle(workflowId);
+      for (;;) {
+        queries++;
+        const known = tracked.entries.length;
+        const snapshot = await workflows.withDeadline(Date.now() + queryTimeoutMs, () => handle.query(runQuery, { from: known }));
+        // Entries before the workflow's first (it continued as new) are in the store.
+        if (snapshot.from > known) tracked.entries.push(...(await stored.read(known, snapshot.from)));
+        tracked.entries.push(...snapshot.entries.slice(Math.max(0, tracked.entries.length - snapshot.from)));
+        if (tracked.entries.length >= snapshot.total || snapshot.entries.length === 0) {
+          tracked.view = { status: snapshot.status, modifiedAt: snapshot.modifiedAt, entries: tracked.entries.slice(0, snapshot.total) };
+          tracked.at = Date.now();
+          tracked.failedAt = undefined;
+          return { kind: 'live', view: tracked.view };
+        }
+      }
+    } catch (err) {
+      if (err instanceof QueryRejectedError) {
+        const status = closedStatusName(err.status);
+        if (status) return { kind: 'closed', status };
+      }
+      if (err instanceof WorkflowNotFoundError) return { kind: 'gone' };
+      tracked.failedAt = Date.now();
+      return { kind: 'unavailable', entries: tracked.entries };
+    } finally {
+      tracked.inflight = undefined;
+    }
   };
 
   return {
-    read(workflowId: string): Promise<RunState | undefined> {
-      let entry = entries.get(workflowId);
-      if (!entry) {
-        entry = {};
-        entries.set(workflowId, entry);
-        if (entries.size > maxEntries) entries.delete(entries.keys().next().value!);
+    async read(workflowId: string, stored: StoredEntries): Promise<LiveRead> {
+      let tracked = runs.get(workflowId);
+      if (!tracked) {
+        tracked = { entries: [], at: 0 };
+        runs.set(workflowId, tracked);
+        if (runs.size > maxRuns) runs.delete(runs.keys().next().value!);
       }
-      const { last } = entry;
-      if (last?.state && Date.now() - last.at < cacheMs) return Promise.resolve(last.state);
-      const pending = entry.inflight ?? refresh(workflowId, entry);
-      // A run that could not be queried, or has none yet, waits for Temporal; a known live run answers at once.
-      return last?.state ? Promise.resolve(last.state) : pending;
+      const { view } = tracked;
+      if (view && Date.now() - tracked.at < cacheMs) return { kind: 'live', view };
+      const pending = (tracked.inflight ??= refresh(workflowId, tracked, stored));
+      if (view && tracked.failedAt === undefined) return { kind: 'live', view };
+      // The workflow just failed to answer: serve what there is while the query tries again in the background.
+      if (tracked.failedAt !== undefined && Date.now() - tracked.failedAt < queryTimeoutMs) return { kind: 'unavailable', entries: tracked.entries };
+      let timer: NodeJS.Timeout | undefined;
+      const waited = new Promise<LiveRead>((resolve) => {
+        timer = setTimeout(() => resolve({ kind: 'unavailable', entries: tracked.entries }), waitMs);
+      });
+      try {
+        return await Promise.race([pending, waited]);
+      } finally {
+        clearTimeout(timer);
+      }
     },
-    /** Stop serving a run (it closed): its record answers from now on. */
+    /** Stop tracking a run (it closed, or its end was just written): its record answers from now on. */
     forget(workflowId: string) {
-      entries.delete(workflowId);
+      runs.delete(workflowId);
     },
     /** Queries sent so far (the benchmark reports queries per live run per second). */
     queryCount: () => queries,

@@ -1,11 +1,11 @@
 import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
 import type { TaskRecord } from '../store/tasks';
 import type { Config } from '../config';
-import { isDuplicateKey, retryWhileBusy } from '../store/connect';
+import { isDuplicateKey } from '../store/connect';
 import type { Models } from '../store/models';
-import { findRun, identityFields, type RunRecord } from '../store/runs';
-import type { RunInput } from '../../workflows/types';
-import { runWorkflowId, type RunIdentity } from './ids';
+import { findRun, insertRun, recordIdentity, type RunRecord } from '../store/runs';
+import { runTask } from '../../workflows/run-task';
+import type { RunIdentity, RunInput } from '../../workflows/types';
 import { OWNER, PROFILE, RUNNER, TASK } from './search-attributes';
 
 /** What starting a run needs of its task (not store/tasks.ts's TaskForRun, which only names a task). */
@@ -26,27 +26,10 @@ export async function triggerRun(
   payload: Record<string, unknown>,
 ): Promise<{ created: boolean }> {
   const identity: RunIdentity = { owner: task.owner, profile: task.profile, task: task.name, run };
-  const now = new Date();
   let record: RunRecord | null;
   let created = false;
   try {
-    // Written with the driver: every field is set here (the shape of models.ts's run schema), and a trigger is the
-    // hot path, so it skips building a mongoose document for it.
-    const doc = {
-      _id: runWorkflowId(identity),
-      ...identityFields(identity),
-      task_id: task._id,
-      task_version: task.version,
-      runner: task.runner,
-      status: 'pending',
-      payload_json: JSON.stringify(payload),
-      results: [],
-      started: false,
-      created_at: now,
-      modified_at: now,
-    };
-    await retryWhileBusy(() => deps.models.Run.collection.insertOne(doc as never));
-    record = doc;
+    record = await insertRun(deps.models, { identity, taskId: task._id, taskVersion: task.version, runner: task.runner, payload, at: new Date() });
     created = true;
   } catch (err) {
     if (!isDuplicateKey(err)) throw err;
@@ -73,15 +56,20 @@ export async function healLostStart(deps: StartDeps, record: RunRecord, loadTask
   if (task) await startFromRecord(deps, record, task);
 }
 
+/** A workflow that outlives its run's time limit by this much is stuck (its code cannot run): Temporal ends it. */
+const STUCK_WORKFLOW_GRACE_MS = 5 * 60_000;
+
 /** `payload`: the trigger data when the caller has it at hand (else it is read back from the record). */
 async function startFromRecord(deps: StartDeps, record: RunRecord, task: TaskForRun, payload?: Record<string, unknown>) {
   const { config } = deps;
-  const identity: RunIdentity = { owner: record.owner, profile: record.profile, task: record.task, run: record.name };
+  const identity = recordIdentity(record);
+  // Large trigger data stays out of history: the prepare step reads it from the record.
+  const small = Buffer.byteLength(record.payload_json) <= config.RUN_INLINE_BYTES;
   const input: RunInput = {
     identity,
     taskId: record.task_id.toString(),
     taskVersion: record.task_version,
-    payload: payload ?? (JSON.parse(record.payload_json) as Record<string, unknown>),
+    payload: small ? (payload ?? (JSON.parse(record.payload_json) as Record<string, unknown>)) : undefined,
     createdAt: record.created_at.getTime(),
     limits: {
       timeoutMs: config.RUN_TIMEOUT_MS,
@@ -90,14 +78,18 @@ async function startFromRecord(deps: StartDeps, record: RunRecord, task: TaskFor
       providerHeartbeatMs: config.PROVIDER_HEARTBEAT_TIMEOUT_MS,
       // The SDK gives up after PROVIDER_TIMEOUT_MS; the activity's own bound only catches a call that never returns.
       providerCallMs: config.PROVIDER_TIMEOUT_MS + 30_000,
+      continueAsNewEvents: config.RUN_CONTINUE_AS_NEW_EVENTS,
     },
   };
   try {
-    await deps.temporal.workflow.start('runTask', {
+    await deps.temporal.workflow.start(runTask, {
       workflowId: record._id,
       taskQueue: config.TEMPORAL_TASK_QUEUE,
       args: [input],
       workflowIdReusePolicy: 'REJECT_DUPLICATE',
+      // The run ends itself at its time limit; this only ends a workflow whose code cannot run (the reconciler then
+      // ends its record), across continue-as-new.
+      workflowExecutionTimeout: config.RUN_TIMEOUT_MS + STUCK_WORKFLOW_GRACE_MS,
       typedSearchAttributes: [
         { key: OWNER, value: identity.owner },
         { key: PROFILE, value: identity.profile },

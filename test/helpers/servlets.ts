@@ -1,6 +1,8 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
+import { expect } from 'chai';
 import wabtInit from 'wabt';
+import type { Api } from './api';
 
 /**
  * Test servlets, built from the WebAssembly text in test/fixtures/servlets (no binaries are checked in). Each
@@ -16,6 +18,7 @@ export const TEST_SERVLETS = [
   'infinite-loop',
   'memory-hog',
   'huge-response',
+  'bulk',
   'image',
   'no-call-export',
   'describe-bad-json',
@@ -81,4 +84,13 @@ function expand(source: string, prelude: string): string {
   });
   const end = body.lastIndexOf(')');
   return `${body.slice(0, end)}\n${segments.join('\n')}\n)`;
+}
+
+/** Publishes a test servlet and installs it into the user's default profile, through the API. */
+export async function installServlet(api: Api, username: string, servlet: TestServletName, name: string, config: Record<string, string> = {}) {
+  const modules = await buildTestServlets();
+  const put = await api.request('PUT', `/api/servlets/~/${servlet}`, undefined, { headers: { 'content-type': 'application/wasm' }, raw: modules[servlet] });
+  expect(put.status, put.text).to.be.oneOf([200, 201]);
+  const res = await api.post('/api/profiles/~/default/installations', { servlet_slug: `${username}/${servlet}`, name, settings: { config } });
+  expect(res.status, res.text).to.be.oneOf([200, 201]);
 }

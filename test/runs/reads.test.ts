@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import { getStack } from '../helpers/stack';
 import { signedIn } from '../helpers/api';
 import { createTask, postSigned, signedUrl, waitForRun } from '../helpers/runs';
+import { installServlet } from '../helpers/servlets';
 import { openaiToolCall } from '../helpers/fake-provider';
 import { createRunReader } from '../../src/temporal/run-reader';
 import { runWorkflowId } from '../../src/temporal/ids';
@@ -31,25 +32,31 @@ describe('runs: reads', () => {
     expect((await api.get(path, { headers: { 'if-none-match': '"other"' } })).status).to.equal(200);
   });
 
-  it('answers a live run from the workflow query, with results that the record does not have yet', async () => {
+  it('answers a live run from the workflow query, with entries that the record does not have yet', async function () {
+    this.timeout(30_000);
     const { api, username } = await signedIn();
     const { fake, db } = getStack();
+    await installServlet(api, username, 'infinite-loop', 'loop');
     await createTask(api, 'default', 'live');
-    // The model asks for a tool the profile does not have (its error result goes back to the model), then the second
-    // call hangs: the tool entries are pushed between status changes, so only the workflow has them.
-    fake.script([openaiToolCall([{ name: 'nowhere__tool', arguments: {} }]), { hang: true }]);
+    // The model calls a tool that runs until the servlet's time limit: its call entry is pushed in the workflow and
+    // written with the turn's end, so meanwhile only the query has it.
+    fake.script([openaiToolCall([{ name: 'loop__spin', arguments: {} }]), { hang: true }]);
     const { body } = await postSigned(await signedUrl(api, 'default', 'live'), { text: 'x' }, { 'run-id': 'l1' });
     let live: any;
+    let source: string | null = null;
     for (let i = 0; i < 100; i++) {
-      live = (await api.get(new URL(body.url).pathname)).body;
-      if (live.results.some((e: any) => e.exchange?.role === 'tool')) break;
+      const res = await api.get(new URL(body.url).pathname);
+      live = res.body;
+      source = res.headers.get('run-source');
+      if (live.results.some((e: any) => e.msg === 'tool call: loop__spin')) break;
       await new Promise((r) => setTimeout(r, 50));
     }
     expect(live.status).to.equal('running');
-    expect(live.results.map((e: any) => e.msg)).to.deep.equal(['run started', 'prompt', 'tool call: nowhere__tool', 'tool result: nowhere__tool (error)']);
+    expect(source).to.equal('live');
+    expect(live.results.map((e: any) => e.msg)).to.deep.equal(['run started', 'tools offered: loop__spin, loop__ping', 'prompt', 'tool call: loop__spin']);
     const record = await db.models.Run.findOne({ owner: username, name: 'l1' }).lean();
     expect(record!.status).to.equal('running');
-    expect(record!.results.map((e: any) => e.msg), 'entries between status changes live only in the workflow').to.deep.equal(['run started', 'prompt']);
+    expect(record!.results.map((e: any) => e.msg), 'the record has the entries of its last write').to.deep.equal(['run started', 'tools offered: loop__spin, loop__ping', 'prompt']);
     expect((await api.delete('/api/tasks/~/default/live')).status, 'deleting the task cancels its live run').to.equal(204);
   });
 
@@ -59,13 +66,15 @@ describe('runs: reads', () => {
     await createTask(api, 'default', 'shared');
     fake.script(() => ({ hang: true }));
     await postSigned(await signedUrl(api, 'default', 'shared'), { text: 'x' }, { 'run-id': 'sf' });
-    const reader = createRunReader(temporal, 1_000);
+    const reader = createRunReader(temporal, { cacheMs: 1_000, waitMs: 10_000 });
     const id = runWorkflowId({ owner: username, profile: 'default', task: 'shared', run: 'sf' });
-    const answers = await Promise.all(Array.from({ length: 40 }, () => reader.read(id)));
-    expect(answers.every((a) => a === answers[0])).to.equal(true);
-    expect(answers[0]?.status).to.be.oneOf(['pending', 'running']);
+    const stored = { count: 0, read: async () => [] };
+    const answers = await Promise.all(Array.from({ length: 40 }, () => reader.read(id, stored)));
+    const views = answers.map((a) => (a.kind === 'live' ? a.view : undefined));
+    expect(views.every((v) => v !== undefined && v === views[0]), JSON.stringify(answers[0])).to.equal(true);
+    expect(views[0]!.status).to.be.oneOf(['pending', 'running']);
     expect(reader.queryCount()).to.equal(1);
-    await reader.read(id);
+    await reader.read(id, stored);
     expect(reader.queryCount(), 'answered from the cache within its window').to.equal(1);
     expect((await api.delete('/api/tasks/~/default/shared')).status).to.equal(204);
   });

@@ -1,5 +1,6 @@
 import { expect } from 'chai';
-import { expandTemplate } from '../../activities/template';
+import { expandTemplate } from '../../activities/template/expand';
+import { TemplateFailure } from '../../activities/template/failure';
 
 describe('prompt templates', () => {
   it('expands without HTML escaping, with nested paths and the whole payload', () => {
@@ -19,5 +20,16 @@ describe('prompt templates', () => {
     expect(expandTemplate('{{#items}}{{ extra }}{{/items}}', items).missing, 'absent from an item and from the payload').to.deep.equal(['extra']);
     expect(expandTemplate('{{#items}}{{ name }}{{/items}}{{^items}}{{ fallback }}{{/items}}', items).missing, 'an inverted section that does not render').to.deep.equal([]);
     expect(expandTemplate('{{#off}}{{ hidden }}{{/off}}{{^off}}{{ shown }}{{/off}}', { off: false }).missing).to.deep.equal(['shown']);
+  });
+
+  it('refuses a prompt past its size limit in UTF-8 bytes, not characters', () => {
+    expect(expandTemplate('{{ s }}', { s: 'é'.repeat(600) }, 1200).prompt).to.have.length(600);
+    expect(() => expandTemplate('{{ s }}', { s: 'é'.repeat(601) }, 1200))
+      .to.throw(TemplateFailure, 'the expanded prompt is larger than 1200 bytes (limit RUN_PROMPT_MAX_BYTES)')
+      .with.property('kind', 'too_large');
+  });
+
+  it("answers a template Mustache cannot parse with Mustache's own message", () => {
+    expect(() => expandTemplate('{{#a}} open', {})).to.throw(TemplateFailure, 'Unclosed section "a" at 11').with.property('kind', 'invalid');
   });
 });

@@ -1,22 +1,12 @@
 import { expect } from 'chai';
 import { getStack } from '../helpers/stack';
-import { signedIn, type Api } from '../helpers/api';
+import { signedIn } from '../helpers/api';
 import { anthropicText, anthropicToolUse, openaiText, openaiToolCall, type RecordedRequest } from '../helpers/fake-provider';
-import { buildTestServlets, compileWat, type TestServletName } from '../helpers/servlets';
+import { compileWat, installServlet } from '../helpers/servlets';
 import { createTask, historyText, postSigned, signedUrl, waitForRun } from '../helpers/runs';
 import { runWorkflowId } from '../../src/temporal/ids';
 
-/** Publishes a test servlet and installs it into the user's default profile, through the API. */
-async function install(api: Api, username: string, servlet: TestServletName, name: string, config: Record<string, string> = {}) {
-  const modules = await buildTestServlets();
-  const put = await api.request('PUT', `/api/servlets/~/${servlet}`, undefined, {
-    headers: { 'content-type': 'application/wasm' },
-    raw: modules[servlet],
-  });
-  expect(put.status, put.text).to.be.oneOf([200, 201]);
-  const res = await api.post('/api/profiles/~/default/installations', { servlet_slug: `${username}/${servlet}`, name, settings: { config } });
-  expect(res.status, res.text).to.be.oneOf([200, 201]);
-}
+const install = installServlet;
 
 const toolMessages = (req: RecordedRequest) => (req.body.messages as any[]).filter((m) => m.role === 'tool');
 

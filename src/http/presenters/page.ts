@@ -30,11 +30,21 @@ export function pageRequest(ctx: Context, defaultLimit = LIST_DEFAULT_LIMIT): Pa
 
 /** Answers a bare JSON array (the client iterates it); the next page's URL goes in `Link: <...>; rel="next"`. */
 export function sendPage<T, V>(ctx: Context, page: Page<T>, present: (item: T) => V) {
-  if (page.next) {
-    // A relative reference (RFC 8288 allows it): nothing taken from the Host header, which a client controls.
-    const query = new URLSearchParams(ctx.querystring);
-    query.set('cursor', page.next);
-    ctx.set('Link', `<${ctx.path}?${query.toString()}>; rel="next"`);
-  }
+  setNextLink(ctx, page.next);
   ctx.body = page.items.map(present);
+}
+
+/** A page whose items are already JSON text (rendered once, perhaps cached): the array is joined, not re-encoded. */
+export function sendRenderedPage(ctx: Context, page: Page<string>) {
+  setNextLink(ctx, page.next);
+  ctx.type = 'application/json';
+  ctx.body = `[${page.items.join(',')}]`;
+}
+
+function setNextLink(ctx: Context, next: string | null) {
+  if (!next) return;
+  // A relative reference (RFC 8288 allows it): nothing taken from the Host header, which a client controls.
+  const query = new URLSearchParams(ctx.querystring);
+  query.set('cursor', next);
+  ctx.set('Link', `<${ctx.path}?${query.toString()}>; rel="next"`);
 }

@@ -9,11 +9,11 @@ export interface RunView {
 }
 
 /** The run object of the contract, from a live query or from the record: one shape either way. */
-export function presentRun(run: { name: string; status: string; results: unknown[]; createdAt: Date | number; modifiedAt: Date | number }): RunView {
+export function presentRun(run: { name: string; status: string; results: ResultEntry[]; createdAt: Date | number; modifiedAt: Date | number }): RunView {
   return {
     name: run.name,
     status: run.status as RunStatus,
-    results: run.results as ResultEntry[],
+    results: run.results,
     created_at: new Date(run.createdAt).toISOString(),
     modified_at: new Date(run.modifiedAt).toISOString(),
   };

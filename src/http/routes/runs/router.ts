@@ -1,10 +1,8 @@
 import Router from '@koa/router';
 import type { Context } from 'koa';
 import { notFound } from '../../../errors';
-import { listRuns } from '../../../store/runs';
 import type { AppDeps } from '../../deps';
-import { presentRun } from '../../presenters/run';
-import { RUN_LIST_DEFAULT_LIMIT, pageRequest, sendPage } from '../../presenters/page';
+import { RUN_LIST_DEFAULT_LIMIT, pageRequest, sendRenderedPage } from '../../presenters/page';
 import { parse } from '../../validate';
 import { ownerFromPath } from '../users/owner';
 import { runName, variantATrigger } from './schema';
@@ -30,8 +28,7 @@ export function runsRouter(deps: AppDeps, runs: RunService): Router {
   });
   const list = async (ctx: Context, where: { owner: string; profile: string; task: string }) => {
     await runs.loadTask(where.owner, where.profile, where.task);
-    const page = await listRuns(deps.db.models, where, pageRequest(ctx, RUN_LIST_DEFAULT_LIMIT));
-    sendPage(ctx, page, (r) => presentRun({ name: r.name, status: r.status, results: r.results, createdAt: r.created_at, modifiedAt: r.modified_at }));
+    sendRenderedPage(ctx, await runs.list(where, pageRequest(ctx, RUN_LIST_DEFAULT_LIMIT)));
   };
 
   router.put('/profiles/:user/:profile/tasks/:task/runs/:run', async (ctx) => {

@@ -47,10 +47,11 @@ export interface TaskInput {
 }
 
 export type Variant = 'A' | 'B';
-type ModelConfig = Pick<Config, 'VARIANT_A_MODEL' | 'OPENAI_DEFAULT_MODEL' | 'ANTHROPIC_DEFAULT_MODEL'>;
+type TaskBodyConfig = Pick<Config, 'VARIANT_A_MODEL' | 'OPENAI_DEFAULT_MODEL' | 'ANTHROPIC_DEFAULT_MODEL' | 'TEMPLATE_MAX_BYTES' | 'TEMPLATE_MAX_DEPTH'>;
+type TemplateLimits = Pick<TaskBodyConfig, 'TEMPLATE_MAX_BYTES' | 'TEMPLATE_MAX_DEPTH'>;
 
 /** Throws a 400 naming the field: `runner`, `openai.model`, `anthropic.prompt`, `settings.key`, ... */
-export function parseTaskBody(body: Record<string, unknown>, variant: Variant, config: ModelConfig): TaskInput {
+export function parseTaskBody(body: Record<string, unknown>, variant: Variant, config: TaskBodyConfig): TaskInput {
   const runners: readonly Runner[] = variant === 'A' ? ['openai'] : RUNNERS;
   if (!('runner' in body) && 'provider' in body) return parseShortForm(body, runners, variant, config);
 
@@ -61,33 +62,42 @@ export function parseTaskBody(body: Record<string, unknown>, variant: Variant, c
   }
   const obj = parse(runnerObject, raw, head.runner);
   if (variant === 'A') requireVariantAModel(obj.model, `${head.runner}.model`, config);
-  checkTemplate(obj.prompt, `${head.runner}.prompt`);
+  checkTemplate(obj.prompt, `${head.runner}.prompt`, config);
   return {
     spec: { runner: head.runner, model: obj.model, prompt: obj.prompt, max_tokens: obj.max_tokens ?? null },
     key: head.settings?.key,
   };
 }
 
-function parseShortForm(body: Record<string, unknown>, runners: readonly Runner[], variant: Variant, config: ModelConfig): TaskInput {
+function parseShortForm(body: Record<string, unknown>, runners: readonly Runner[], variant: Variant, config: TaskBodyConfig): TaskInput {
   const b = parse(shortForm(runners), body);
   const defaultModel = variant === 'A' ? config.VARIANT_A_MODEL : b.provider === 'openai' ? config.OPENAI_DEFAULT_MODEL : config.ANTHROPIC_DEFAULT_MODEL;
   const chosen = b.model ?? defaultModel;
   if (variant === 'A') requireVariantAModel(chosen, 'model', config);
-  checkTemplate(b.prompt, 'prompt');
+  checkTemplate(b.prompt, 'prompt', config);
   return { spec: { runner: b.provider, model: chosen, prompt: b.prompt, max_tokens: b.max_tokens ?? null }, key: b.settings?.key };
 }
 
-function requireVariantAModel(value: string, field: string, config: ModelConfig) {
+function requireVariantAModel(value: string, field: string, config: TaskBodyConfig) {
   if (value !== config.VARIANT_A_MODEL) {
     throw badRequest(`${field}: this path (Variant A) accepts only the model "${config.VARIANT_A_MODEL}"; use /api/tasks/~/<profile>/<task> for others`);
   }
 }
 
-/** Throws 400 `invalid_template` with Mustache's reason and where it is (line and column), e.g. an unclosed tag. */
-export function checkTemplate(template: string, field: string) {
+/**
+ * Throws 400 `invalid_template` naming the field: a template over TEMPLATE_MAX_BYTES, one Mustache cannot parse (its
+ * reason, and where: line and column), or one whose sections nest deeper than TEMPLATE_MAX_DEPTH (rendering time
+ * grows exponentially with the nesting of list sections).
+ */
+export function checkTemplate(template: string, field: string, limits: TemplateLimits) {
+  const bytes = Buffer.byteLength(template);
+  if (bytes > limits.TEMPLATE_MAX_BYTES) {
+    throw badRequest(`${field}: the template is ${bytes} bytes; the limit is ${limits.TEMPLATE_MAX_BYTES} (TEMPLATE_MAX_BYTES)`, 'invalid_template');
+  }
+  let tokens: Token[];
   try {
     // A fresh Writer: Mustache.parse would keep every template ever saved in its global cache.
-    new Mustache.Writer().parse(template);
+    tokens = new Mustache.Writer().parse(template);
   } catch (err) {
     const message = (err as Error).message;
     const at = /\bat (\d+)$/.exec(message);
@@ -99,4 +109,23 @@ export function checkTemplate(template: string, field: string) {
     }
     throw badRequest(`${field}: not a valid Mustache template: ${message}${where}`, 'invalid_template');
   }
+  const depth = sectionDepth(tokens);
+  if (depth > limits.TEMPLATE_MAX_DEPTH) {
+    throw badRequest(`${field}: sections are nested ${depth} deep; the limit is ${limits.TEMPLATE_MAX_DEPTH} (TEMPLATE_MAX_DEPTH)`, 'invalid_template');
+  }
+}
+
+/** A token of Mustache's parse tree: a section (`#`, `^`) holds its own tokens at 4. */
+type Token = [type: string, value: string, start: number, end: number, ...rest: unknown[]];
+
+/** The deepest nesting of sections, without recursion: Mustache parses any depth (100,000 and more). */
+function sectionDepth(tokens: Token[]): number {
+  let deepest = 0;
+  const pending: Array<[Token[], number]> = [[tokens, 0]];
+  for (let next = pending.pop(); next; next = pending.pop()) {
+    const [level, depth] = next;
+    deepest = Math.max(deepest, depth);
+    for (const token of level) if (token[0] === '#' || token[0] === '^') pending.push([token[4] as Token[], depth + 1]);
+  }
+  return deepest;
 }

@@ -1,4 +1,5 @@
-import Mustache from 'mustache';
+import { BoundedWriter } from './bounded-writer';
+import { TemplateFailure } from './failure';
 
 /**
  * Mustache without HTML escaping: a prompt is not HTML, so `&`, `<` and quotes pass through unchanged. An object
@@ -8,17 +9,31 @@ const RAW = { escape: (value: unknown) => (value !== null && typeof value === 'o
 
 type Token = [string, string, number, number, Token[]?, number?];
 
-/** Throws Mustache's own message (which says where) when the template cannot be parsed. */
-export function checkTemplate(template: string): void {
-  Mustache.parse(template);
-}
-
 /**
  * Expands `{{ name }}`, dotted paths `{{ a.b }}` and `{{ @payload }}` (the whole payload as JSON). Returns the
  * placeholders that had no value: they expand to empty, and the run logs a warning naming each.
+ *
+ * Its time grows exponentially with the nesting of list sections and nothing here can stop it: the worker calls it
+ * only in a thread of the sandbox (sandbox.ts). Throws TemplateFailure: `invalid` with Mustache's own message (or
+ * the error rendering met), `too_large` as soon as the prompt passes `maxPromptBytes` (UTF-8).
  */
-export function expandTemplate(template: string, payload: Record<string, unknown>): { prompt: string; missing: string[] } {
+export function expandTemplate(template: string, payload: Record<string, unknown>, maxPromptBytes = Infinity): { prompt: string; missing: string[] } {
   const view = { ...payload, '@payload': JSON.stringify(payload) };
+  // A writer per call: Mustache's default writer keeps every template it ever parsed.
+  const writer = new BoundedWriter(maxPromptBytes);
+  try {
+    // The walk first, as Mustache's lookup may change the payload: it calls the inherited methods it finds (`{{#reverse}}`).
+    const missing = missingPlaceholders(writer.parse(template) as Token[], view);
+    // No partials: a prototype-less map, so `{{> constructor}}` finds nothing instead of an inherited function.
+    return { prompt: writer.render(template, view, Object.create(null) as Record<string, string>, RAW), missing };
+  } catch (err) {
+    if (err instanceof TemplateFailure) throw err;
+    throw new TemplateFailure('invalid', (err as Error).message);
+  }
+}
+
+/** Walks the token tree the way Mustache renders it: only what is rendered is checked. */
+function missingPlaceholders(tokens: Token[], view: Record<string, unknown>): string[] {
   const missing = new Set<string>();
   const walk = (tokens: Token[], context: unknown[]) => {
     for (const token of tokens) {
@@ -26,7 +41,7 @@ export function expandTemplate(template: string, payload: Record<string, unknown
       if (type === 'name' || type === '&') {
         if (name !== '.' && lookup(name, context) === undefined) missing.add(name);
       } else if ((type === '#' || type === '^') && token[4]) {
-        // Only what Mustache renders is checked: a list's section once per item, with the item in context.
+        // A list's section once per item, with the item in context.
         const value = lookup(name, context);
         const empty = !value || (Array.isArray(value) && value.length === 0);
         if (type === '^') {
@@ -37,8 +52,8 @@ export function expandTemplate(template: string, payload: Record<string, unknown
       }
     }
   };
-  walk(Mustache.parse(template) as unknown as Token[], [view]);
-  return { prompt: Mustache.render(template, view, {}, RAW), missing: [...missing] };
+  walk(tokens, [view]);
+  return [...missing];
 }
 
 function lookup(name: string, context: unknown[]): unknown {

@@ -1,0 +1,21 @@
+import type { Client } from '@temporalio/client';
+import type { Config } from '../src/config';
+import type { Logger } from '../src/logger';
+import type { Db } from '../src/store/connect';
+import type { Keyring } from '../src/store/secrets';
+import type { TemplateSandbox } from './template/sandbox';
+import type { ToolCaller } from './tool-call';
+
+/** What the activities are built from: the worker's real clients, or the tests' pointed at local fakes. */
+export interface ActivityDeps {
+  config: Config;
+  logger: Logger;
+  db: Db;
+  keyring: Keyring;
+  /** For the reconciler: Temporal's visibility and the histories of closed runs. */
+  temporal: Client;
+  /** Runs one tool of a profile's install in its sandbox (tool-call.ts over servlets/). */
+  callTool: ToolCaller;
+  /** Expands prompt templates in worker threads a time limit can stop. */
+  templates: TemplateSandbox;
+}

@@ -1,0 +1,43 @@
+import { Context } from '@temporalio/activity';
+import { closeFromWorkflow, type ClosedStatus } from '../src/temporal/run-endings';
+import { runTask } from '../workflows/run-task';
+import type { ActivityDeps } from './deps';
+
+/** The first pass of a deployment looks this far back (Temporal keeps closed workflows for its retention). */
+const FIRST_LOOKBACK_MS = 7 * 24 * 3600_000;
+/** Visibility records a closure a little after it happens: each pass starts this far before the last one began. */
+const VISIBILITY_LAG_MS = 60_000;
+
+export function createReconcileActivities(deps: ActivityDeps) {
+  return {
+    /**
+     * Ends the records of this task queue's runs whose workflow closed since the last pass without recording its end.
+     * Asks Temporal's visibility for them (not the records); a run already ended is left alone. Returns how many it ended.
+     */
+    async reconcileClosedRuns(input: { taskQueue: string }): Promise<number> {
+      const { models } = deps.db;
+      const key = `reconcile/${input.taskQueue}`;
+      const began = Date.now();
+      const state = await models.ServiceState.findById(key).lean();
+      const since = new Date(state ? state.at.getTime() : began - FIRST_LOOKBACK_MS);
+      const query = [
+        `WorkflowType = ${quote(runTask.name)}`,
+        `TaskQueue = ${quote(input.taskQueue)}`,
+        `ExecutionStatus IN ('Terminated', 'TimedOut', 'Failed', 'Canceled')`,
+        `CloseTime >= ${quote(since.toISOString())}`,
+      ].join(' AND ');
+      let ended = 0;
+      for await (const workflow of deps.temporal.workflow.list({ query })) {
+        Context.current().heartbeat();
+        const closed = await closeFromWorkflow({ models, temporal: deps.temporal, logger: deps.logger }, workflow.workflowId, workflow.status.name as ClosedStatus);
+        if (closed) ended++;
+      }
+      await models.ServiceState.updateOne({ _id: key }, { $set: { at: new Date(began - VISIBILITY_LAG_MS) } }, { upsert: true });
+      if (ended) deps.logger.info({ taskQueue: input.taskQueue, ended }, 'reconciler ended runs whose workflow closed without their end');
+      return ended;
+    },
+  };
+}
+
+/** A string literal of Temporal's list filter. */
+const quote = (value: string) => `"${value.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`;

@@ -1,0 +1,148 @@
+import crypto from 'node:crypto';
+import type { Context } from 'koa';
+import { LRUCache } from 'lru-cache';
+import { notFound } from '../../../errors';
+import { resolveEntry } from '../../../store/run-content';
+import { closeRun, entryCount, findRun, listRuns, readEntries, runCursor, runWorkflowId, type RunRecord } from '../../../store/runs';
+import { createTextCache } from '../../../store/text-cache';
+import { createTtlCache } from '../../../ttl-cache';
+import { closeFromWorkflow, GONE_REASON } from '../../../temporal/run-endings';
+import type { LiveView, RunReader } from '../../../temporal/run-reader';
+import { isTerminal } from '../../../../workflows/constants';
+import type { HeldEntry, ResultEntry, RunIdentity, RunStatus } from '../../../../workflows/types';
+import type { AppDeps } from '../../deps';
+import { etagMatches } from '../../etag';
+import type { Page } from '../../../store/keyset';
+import { presentRun } from '../../presenters/run';
+
+/** A run list's answer stops adding runs past this size (the first run always goes in); `Link` gives the rest. */
+const LIST_MAX_BYTES = 8 * 1024 * 1024;
+
+/**
+ * Reading runs. A closed run answers from its record (an ETag from its identity and last change, so a 304 costs no
+ * rendering); a live run from the workflow's query, shared by its polls; a run whose workflow cannot answer within
+ * LIVE_READ_WAIT_MS from its record and what this process already knows (`Run-Source: record`). A read also ends a
+ * run whose workflow closed without recording its end, and heals a lost start. Large contents are stored apart from
+ * the entries (references): they are loaded here, and cached, since they never change.
+ */
+export function runReads(deps: AppDeps, reader: RunReader, healLostStart: (record: RunRecord) => Promise<void>) {
+  const { models } = deps.db;
+  const cacheChars = Math.floor((deps.config.CONTENT_CACHE_MB * 1024 * 1024) / 2);
+  // Run records as reads see them, kept for RUN_RECORD_CACHE_MS (refreshed ahead while polled): polls cost no database
+  // read each. Another API process may serve a run deleted with its task that long. A miss is not kept: a run is
+  // readable as soon as its trigger answered.
+  const records = createTtlCache<RunRecord | null>(deps.config.RUN_RECORD_CACHE_MS, { refreshAhead: true, keep: (record) => record !== null });
+  const texts = createTextCache(models, cacheChars);
+  /** Closed runs' rendered bodies, by run and last change (a closed run never changes again). */
+  const closedBodies = new LRUCache<string, string>({ maxSize: cacheChars, sizeCalculation: (body) => Math.max(1, body.length) });
+  /** A live run's rendered body, per query answer (the reader hands out the same view until it refreshes). */
+  const liveBodies = new WeakMap<LiveView, string>();
+
+  const resolve = (entries: HeldEntry[]): Promise<ResultEntry[]> => Promise.all(entries.map((e) => resolveEntry(e, texts.load)));
+  const storedEntries = (record: RunRecord) => ({ count: entryCount(record), read: (from: number, to: number) => readEntries(models, record, from, to) });
+  const allEntries = (record: RunRecord) => readEntries(models, record, 0, entryCount(record));
+  const render = async (record: RunRecord, run: { status: RunStatus | string; modifiedAt: Date | number; entries: HeldEntry[] }) =>
+    JSON.stringify(presentRun({ name: record.name, status: run.status, results: await resolve(run.entries), createdAt: record.created_at, modifiedAt: run.modifiedAt }));
+
+  /** A closed run's ETag: it never changes once closed, so its identity and last change name its body. */
+  const closedEtag = (record: RunRecord, modifiedAt: number, count: number) =>
+    `"${crypto.createHash('sha1').update(`${record._id}\n${record.created_at.getTime()}\n${modifiedAt}\n${count}`).digest('base64url')}"`;
+
+  const sendClosed = async (ctx: Context, record: RunRecord, from?: LiveView) => {
+    const modifiedAt = from ? from.modifiedAt : record.modified_at.getTime();
+    const count = from ? from.entries.length : entryCount(record);
+    const etag = closedEtag(record, modifiedAt, count);
+    ctx.set('ETag', etag);
+    ctx.set('Cache-Control', 'private, no-cache');
+    ctx.set('Run-Source', from ? 'live' : 'record');
+    if (etagMatches(ctx.get('if-none-match'), etag)) {
+      ctx.status = 304;
+      return;
+    }
+    let body = closedBodies.get(etag);
+    if (body === undefined) {
+      body = await render(record, from ?? { status: record.status, modifiedAt, entries: await allEntries(record) });
+      closedBodies.set(etag, body);
+    }
+    ctx.type = 'application/json';
+    ctx.body = body;
+  };
+
+  const sendLive = async (ctx: Context, record: RunRecord, view: LiveView) => {
+    let body = liveBodies.get(view);
+    if (body === undefined) {
+      body = await render(record, view);
+      liveBodies.set(view, body);
+    }
+    ctx.set('Cache-Control', 'no-store');
+    ctx.set('Run-Source', 'live');
+    ctx.type = 'application/json';
+    ctx.body = body;
+  };
+
+  /** The record's run, with the entries this process knows beyond its last write. */
+  const sendRecord = async (ctx: Context, record: RunRecord, known: HeldEntry[] = []) => {
+    const stored = entryCount(record);
+    const entries = known.length > stored ? known : await allEntries(record);
+    ctx.set('Cache-Control', 'no-store');
+    ctx.set('Run-Source', 'record');
+    ctx.type = 'application/json';
+    ctx.body = await render(record, { status: record.status, modifiedAt: record.modified_at, entries });
+  };
+
+  /** The record again, straight from the store, after its run was ended here or by its workflow. */
+  const reload = async (id: RunIdentity) => {
+    records.forget(runWorkflowId(id));
+    reader.forget(runWorkflowId(id));
+    return findRun(models, id);
+  };
+
+  return {
+    /** Forgets this process's copies of a run's record (the task was deleted, or the run changed through it). */
+    forgetRecords(prefix: string) {
+      records.forgetPrefix(prefix);
+    },
+
+    async read(ctx: Context, id: RunIdentity): Promise<void> {
+      const record = await records.get(runWorkflowId(id), () => findRun(models, id));
+      if (!record) throw notFound(`run "${id.run}"`);
+      if (isTerminal(record.status)) return sendClosed(ctx, record);
+      const live = await reader.read(record._id, storedEntries(record));
+      if (live.kind === 'live') {
+        if (!isTerminal(live.view.status)) return sendLive(ctx, record, live.view);
+        // The workflow has ended the run and is writing its end: the next read takes the closed record.
+        records.forget(record._id);
+        reader.forget(record._id);
+        return sendClosed(ctx, record, live.view);
+      }
+      if (live.kind === 'closed' || (live.kind === 'gone' && record.started)) {
+        if (live.kind === 'closed') await closeFromWorkflow({ models, temporal: deps.temporal, logger: deps.logger }, record._id, live.status);
+        else if (await closeRun(models, record._id, GONE_REASON)) deps.logger.warn({ run: record._id }, 'run ended: its workflow is gone');
+        const fresh = await reload(id);
+        if (!fresh) throw notFound(`run "${id.run}"`);
+        return isTerminal(fresh.status) ? sendClosed(ctx, fresh) : sendRecord(ctx, fresh);
+      }
+      if (live.kind === 'gone') await healLostStart(record);
+      return sendRecord(ctx, record, live.kind === 'unavailable' ? live.entries : []);
+    },
+
+    /**
+     * A page of a task's runs, each with its results as of its last record write. Large runs make the page stop
+     * early (the rest follow the `Link`), so an answer stays bounded in bytes.
+     */
+    async list(task: { owner: string; profile: string; task: string }, page: Parameters<typeof listRuns>[2]): Promise<Page<string>> {
+      const found = await listRuns(models, task, page);
+      const bodies: string[] = [];
+      let bytes = 0;
+      for (const record of found.items) {
+        const body = await render(record, { status: record.status, modifiedAt: record.modified_at, entries: await allEntries(record) });
+        if (bodies.length > 0 && bytes + body.length > LIST_MAX_BYTES) return { items: bodies, next: runCursor(found.items[bodies.length - 1]!) };
+        bodies.push(body);
+        bytes += body.length;
+      }
+      return { items: bodies, next: found.next };
+    },
+  };
+}
+
+export type RunReads = ReturnType<typeof runReads>;

@@ -1,0 +1,69 @@
+import type { Client } from '@temporalio/client';
+import { temporal } from '@temporalio/proto';
+import type { Logger } from '../logger';
+import type { Models } from '../store/models';
+import { closeRun } from '../store/runs';
+
+const Status = temporal.api.enums.v1.WorkflowExecutionStatus;
+
+/** A closed workflow's status, as visibility queries and `describe` name it. */
+export type ClosedStatus = 'COMPLETED' | 'FAILED' | 'CANCELLED' | 'TERMINATED' | 'TIMED_OUT' | 'CONTINUED_AS_NEW';
+
+/** The status of a QueryRejectedError (the proto's number), by name. */
+export function closedStatusName(status: number): ClosedStatus | undefined {
+  switch (status) {
+    case Status.WORKFLOW_EXECUTION_STATUS_COMPLETED: return 'COMPLETED';
+    case Status.WORKFLOW_EXECUTION_STATUS_FAILED: return 'FAILED';
+    case Status.WORKFLOW_EXECUTION_STATUS_CANCELED: return 'CANCELLED';
+    case Status.WORKFLOW_EXECUTION_STATUS_TERMINATED: return 'TERMINATED';
+    case Status.WORKFLOW_EXECUTION_STATUS_TIMED_OUT: return 'TIMED_OUT';
+    case Status.WORKFLOW_EXECUTION_STATUS_CONTINUED_AS_NEW: return 'CONTINUED_AS_NEW';
+    default: return undefined;
+  }
+}
+
+/** The reason a run shows when its workflow is gone from Temporal (history deleted, or past retention). */
+export const GONE_REASON = 'the run\'s workflow no longer exists in Temporal (its history was deleted), so the run cannot finish';
+
+/**
+ * Why a workflow that closed without writing its run's end ended, as the run's reader should read it: an
+ * operator's termination with the operator's reason (`terminated: <reason>`), a time-out, a failure, a cancellation.
+ */
+export async function endingReason(client: Client, workflowId: string, status: ClosedStatus): Promise<string> {
+  switch (status) {
+    case 'TERMINATED': {
+      const reason = await terminationReason(client, workflowId).catch(() => undefined);
+      return `terminated: ${reason || '(no reason given)'}`;
+    }
+    case 'TIMED_OUT':
+      return 'the run\'s workflow timed out in Temporal before the run could end';
+    case 'CANCELLED':
+      return 'the run was cancelled';
+    case 'FAILED':
+      return 'the run\'s workflow failed in Temporal; the worker\'s log has the details';
+    default:
+      return `the run's workflow closed (${status.toLowerCase()}) without recording its end`;
+  }
+}
+
+/** The reason given to `terminate` (the last event of the history; one event read, not the whole history). */
+async function terminationReason(client: Client, workflowId: string): Promise<string | undefined> {
+  const { history } = await client.workflowService.getWorkflowExecutionHistoryReverse({
+    namespace: client.options.namespace,
+    execution: { workflowId },
+    maximumPageSize: 1,
+  });
+  return history?.events?.[0]?.workflowExecutionTerminatedEventAttributes?.reason ?? undefined;
+}
+
+/**
+ * Ends the record of a run whose workflow closed with `status` without writing its end. Returns whether the record
+ * was changed (false when it was closed already, or the workflow completed: then it wrote its own end).
+ */
+export async function closeFromWorkflow(deps: { models: Models; temporal: Client; logger: Logger }, runId: string, status: ClosedStatus): Promise<boolean> {
+  if (status === 'COMPLETED' || status === 'CONTINUED_AS_NEW') return false;
+  const reason = await endingReason(deps.temporal, runId, status);
+  const closed = await closeRun(deps.models, runId, reason);
+  if (closed) deps.logger.warn({ run: runId, status, reason }, 'run ended by its workflow closing without its final record');
+  return closed;
+}

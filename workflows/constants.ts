@@ -1,0 +1,9 @@
+/** Runtime constants of runs, shared by the workflow and the API (deterministic: no I/O, nothing from Node). */
+import type { RunStatus } from './types';
+
+export const TERMINAL: readonly RunStatus[] = ['ready', 'error'];
+
+export const isTerminal = (status: string): boolean => (TERMINAL as readonly string[]).includes(status);
+
+/** Pino's numbers, which the contract's `level` field carries. */
+export const LEVEL = { info: 30, warn: 40, error: 50 } as const;

@@ -1,0 +1,69 @@
+/**
+ * The failure policy, in one place: every ApplicationFailure type the activities throw, whether the run may retry
+ * it, and what the run shows for it. The message of a listed failure is written for the run's reader (keys
+ * scrubbed, no internals); any other failure reaches the run as a generic reason, its details in the worker's log.
+ */
+import { ActivityFailure, ApplicationFailure, TimeoutFailure, TimeoutType } from '@temporalio/common';
+import type { ProviderFailureDetails } from './types';
+
+export const FAILURES = {
+  /** The task version the run started with is gone: the task was deleted. */
+  TaskGone: { retryable: false },
+  /** The template cannot be expanded (Mustache's reason). */
+  BadTemplate: { retryable: false },
+  /** Expanding the template took longer than TEMPLATE_TIMEOUT_MS. */
+  TemplateTimeout: { retryable: false },
+  /** The expanded prompt is larger than RUN_PROMPT_MAX_BYTES. */
+  PromptTooLarge: { retryable: false },
+  /** Neither the task nor the operator has a key for the provider. */
+  NoKey: { retryable: false },
+  /** The provider answered 408, 409, 429 or 5xx, or the call was aborted: try again after a wait. */
+  ProviderUnavailable: { retryable: true },
+  /** The provider could not be reached (network). */
+  ProviderUnreachable: { retryable: true },
+  /** The provider refused the call (400, 401, 403, 404...): its message, keys scrubbed. */
+  ProviderRejected: { retryable: false },
+  /** The provider's answer is not what its API promises. */
+  ProviderMalformedAnswer: { retryable: false },
+  /** Anything else that went wrong in an activity: retried by the activity's policy; the run shows only that. */
+  Internal: { retryable: true },
+} as const;
+
+export type FailureType = keyof typeof FAILURES;
+
+/** A failure of a listed type; `message` is what the run will show. */
+export function runFailure(type: FailureType, message: string, details?: ProviderFailureDetails): ApplicationFailure {
+  return ApplicationFailure.create({ type, message, nonRetryable: !FAILURES[type].retryable, details: details ? [details] : undefined });
+}
+
+const isListed = (type: string | undefined | null): type is FailureType => !!type && Object.prototype.hasOwnProperty.call(FAILURES, type);
+
+/** The generic reason of an unlisted failure: what it was doing, never its internal message. */
+export const internalReason = (step: string) => `an internal error stopped ${step}; the worker's log has the details`;
+
+export interface FailureReading {
+  retryable: boolean;
+  reason: string;
+  retryAfterMs?: number;
+}
+
+/**
+ * What an activity's failure means for the run. `step` names what was being done, for the generic reason and the
+ * wording of timeouts ("the provider call", "tool greet").
+ */
+export function readFailure(err: unknown, step: { name: string; kind: 'provider' | 'tool' | 'other' }): FailureReading {
+  const cause = err instanceof ActivityFailure ? err.cause : err;
+  if (cause instanceof ApplicationFailure && isListed(cause.type)) {
+    const details = (cause.details?.[0] ?? {}) as ProviderFailureDetails;
+    return { retryable: !cause.nonRetryable, reason: cause.message, retryAfterMs: details.retryAfterMs };
+  }
+  if (cause instanceof TimeoutFailure) {
+    const lost = cause.timeoutType === TimeoutType.HEARTBEAT;
+    const reason =
+      step.kind === 'provider'
+        ? lost ? 'the worker calling the provider was lost' : 'the provider call timed out'
+        : lost ? `the worker running ${step.name} was lost` : `${step.name} timed out`;
+    return { retryable: true, reason };
+  }
+  return { retryable: false, reason: internalReason(step.name) };
+}

@@ -1,0 +1,93 @@
+import type { HeldEntry, Message, RunSnapshot, RunStatus } from './types';
+
+/** Most a query answer carries of entries (its content references stay references): a bounded answer. */
+const SNAPSHOT_MAX_BYTES = 1024 * 1024;
+
+/**
+ * A run's entries and conversation as one workflow execution holds them. Entries are numbered from the run's start
+ * (across continue-as-new); this execution holds those from `base` on, and the store has every entry before
+ * `recordedEntries` and every message before `recordedMessages`. `take()` hands over what the next record write
+ * must store. Contents are `Text`: large ones are references, so what this holds stays small.
+ */
+export class RunLog {
+  status: RunStatus = 'pending';
+  modifiedAt: number;
+  private readonly held: HeldEntry[] = [];
+  /** JSON size of each held entry, for bounded query answers (entries never change once pushed). */
+  private readonly sizes: number[] = [];
+  private readonly base: number;
+  private recordedEntries: number;
+  private readonly unsavedMessages: Message[] = [];
+  private recordedMessages: number;
+
+  constructor(start: { entries: number; messages: number; at: number; status?: RunStatus }) {
+    this.base = this.recordedEntries = start.entries;
+    this.recordedMessages = start.messages;
+    this.modifiedAt = start.at;
+    if (start.status) this.status = start.status;
+  }
+
+  get total(): number {
+    return this.base + this.held.length;
+  }
+
+  /** Messages in the conversation so far, saved or not. */
+  get messages(): number {
+    return this.recordedMessages + this.unsavedMessages.length;
+  }
+
+  push(...entries: HeldEntry[]): void {
+    for (const entry of entries) {
+      this.held.push(entry);
+      this.sizes.push(JSON.stringify(entry).length);
+    }
+    this.modifiedAt = Date.now();
+  }
+
+  /** Entries the store already has (the prepare step writes its own). */
+  pushRecorded(entries: HeldEntry[], at: number): void {
+    this.push(...entries);
+    this.recordedEntries = this.total;
+    this.modifiedAt = at;
+  }
+
+  /** The prepare step stored the prompt as message 0. */
+  promptRecorded(): void {
+    this.recordedMessages = Math.max(this.recordedMessages, 1);
+  }
+
+  addMessage(message: Message): void {
+    this.unsavedMessages.push(message);
+  }
+
+  /** What a record write must store now; call `recorded()` with it once written. */
+  take(): { entries: { from: number; items: HeldEntry[] }; messages: { from: number; items: Message[] } } {
+    return {
+      entries: { from: this.recordedEntries, items: this.held.slice(this.recordedEntries - this.base) },
+      messages: { from: this.recordedMessages, items: [...this.unsavedMessages] },
+    };
+  }
+
+  recorded(written: ReturnType<RunLog['take']>): void {
+    this.recordedEntries = Math.max(this.recordedEntries, written.entries.from + written.entries.items.length);
+    const saved = written.messages.from + written.messages.items.length - this.recordedMessages;
+    if (saved > 0) {
+      this.unsavedMessages.splice(0, saved);
+      this.recordedMessages += saved;
+    }
+  }
+
+  /** The `run` query's answer: entries from `from` on (those before `base` are in the store), about a MiB at most. */
+  snapshot(from = 0): RunSnapshot {
+    const start = Math.max(0, Math.min(this.total, Math.max(from, this.base)));
+    const entries: HeldEntry[] = [];
+    let bytes = 0;
+    for (let i = start - this.base; i < this.held.length; i++) {
+      bytes += this.sizes[i]!;
+      if (entries.length > 0 && bytes > SNAPSHOT_MAX_BYTES) break;
+      entries.push(this.held[i]!);
+    }
+    return { status: this.status, modifiedAt: this.modifiedAt, total: this.total, from: start, entries };
+  }
+}
+
