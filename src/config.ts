@@ -91,6 +91,13 @@ const schema = z.object({
   LIVE_READ_WAIT_MS: z.coerce.number().int().min(0).max(30_000).default(1_000),
   /** Memory a process may use for copies of run contents (conversations on workers, large texts in the API). */
   CONTENT_CACHE_MB: positiveInt.default(256),
+  /**
+   * Bearer token of the codec endpoint (`/codec/decode`) the Temporal Web UI calls to show stored contents. Required
+   * for it in production; in development, loopback callers need none.
+   */
+  CODEC_TOKEN: optionalString,
+  /** Origins (the Web UI's) allowed to call the codec endpoint from a browser, comma separated. */
+  CODEC_CORS_ORIGINS: list,
   /** Longest a prompt template may take to expand (in a worker thread that is stopped past it). */
   TEMPLATE_TIMEOUT_MS: positiveInt.default(2_000),
   /** Largest prompt template a task may be saved with (400 above). */

@@ -1,0 +1,135 @@
+import crypto from 'node:crypto';
+import { expect } from 'chai';
+import { getStack } from '../helpers/stack';
+import { api as apiFor, signedIn, startApi } from '../helpers/api';
+import { createTask, postSigned, signedUrl, waitForRun } from '../helpers/runs';
+import { runWorkflowId } from '../../src/store/runs';
+import { GONE_REASON } from '../../src/temporal/run-endings';
+
+/** Waits until `check` holds, polling (for states the test cannot be told about). */
+async function until<T>(what: string, check: () => Promise<T | undefined | false>, timeoutMs = 30_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+const recordOf = (runId: string) => getStack().db.models.Run.findById(runId).lean();
+
+describe('runs: every run ends', () => {
+  beforeEach(() => getStack().fake.reset());
+  afterEach(() => getStack().fake.reset());
+
+  it('ends a run an operator terminated in error with the operator\'s reason, on the next read and in its list', async () => {
+    const { api, username } = await signedIn();
+    const { fake, temporal } = getStack();
+    await createTask(api, 'default', 'stopped');
+    fake.script(() => ({ hang: true }));
+    const trigger = await postSigned(await signedUrl(api, 'default', 'stopped'), { text: 'x' }, { 'run-id': 't1' });
+    const id = runWorkflowId({ owner: username, profile: 'default', task: 'stopped', run: 't1' });
+    await until('the run to call the provider', async () => fake.requests.length > 0);
+    await temporal.workflow.getHandle(id).terminate('stopped by the operator');
+    const run = await waitForRun(api, trigger.body.url);
+    expect(run.status).to.equal('error');
+    expect(run.results.at(-1)).to.deep.include({ error: 'terminated: stopped by the operator', lastMessage: { role: 'system', content: 'terminated: stopped by the operator' } });
+    expect(run.results.map((e: any) => e.msg).slice(0, 2)).to.deep.equal(['run started', 'prompt']);
+    const list = await api.get('/api/runs/~/default/stopped');
+    expect(list.body[0]).to.deep.include({ name: 't1', status: 'error' });
+  });
+
+  it('ends a terminated run through the reconciler, without any read, so run lists show it', async function () {
+    this.timeout(60_000);
+    const { sessionId, username } = await signedIn();
+    const stack = getStack();
+    const queue = `reconcile-${crypto.randomBytes(4).toString('hex')}`;
+    const worker = await stack.startWorker({ TEMPORAL_TASK_QUEUE: queue, RECONCILE_INTERVAL_MS: '1000' });
+    const server = await startApi({ TEMPORAL_TASK_QUEUE: queue });
+    try {
+      const api = apiFor(sessionId, server.url);
+      await createTask(api, 'default', 'unread');
+      stack.fake.script(() => ({ hang: true }));
+      await postSigned(await signedUrl(api, 'default', 'unread'), { text: 'x' }, { 'run-id': 'u1' });
+      const id = runWorkflowId({ owner: username, profile: 'default', task: 'unread', run: 'u1' });
+      await until('the run to start', async () => (await recordOf(id))?.status === 'running');
+      await stack.temporal.workflow.getHandle(id).terminate('nobody reads this run');
+      const ended = await until('the reconciler', async () => {
+        const record = await recordOf(id);
+        return record?.status === 'error' && record;
+      });
+      expect(ended.results.at(-1)).to.deep.include({ error: 'terminated: nobody reads this run' });
+      const list = await api.get('/api/runs/~/default/unread');
+      expect(list.body[0].status).to.equal('error');
+      expect(list.body[0].results.at(-1).error).to.equal('terminated: nobody reads this run');
+      const state = await stack.db.models.ServiceState.findById(`reconcile/${queue}`).lean();
+      expect(state, 'the reconciler keeps where it stopped').to.not.equal(null);
+    } finally {
+      await server.close();
+      await worker.stop();
+    }
+  });
+
+  it('ends a run whose workflow history was deleted in error, saying so', async () => {
+    const { api, username } = await signedIn();
+    const { fake, temporal } = getStack();
+    await createTask(api, 'default', 'deleted');
+    fake.script(() => ({ hang: true }));
+    const trigger = await postSigned(await signedUrl(api, 'default', 'deleted'), { text: 'x' }, { 'run-id': 'd1' });
+    const id = runWorkflowId({ owner: username, profile: 'default', task: 'deleted', run: 'd1' });
+    await until('the run to call the provider', async () => fake.requests.length > 0);
+    await temporal.workflowService.deleteWorkflowExecution({ namespace: temporal.options.namespace, workflowExecution: { workflowId: id } });
+    const run = await waitForRun(api, trigger.body.url);
+    expect(run.status).to.equal('error');
+    expect(run.results.at(-1).error).to.equal(GONE_REASON);
+  });
+
+  it('serves the record when the workflow cannot answer, saying so, and the live run once it can', async function () {
+    this.timeout(60_000);
+    const { sessionId, username } = await signedIn();
+    const stack = getStack();
+    // A queue no worker polls yet: the workflow exists, but nothing can answer its query.
+    const queue = `idle-${crypto.randomBytes(4).toString('hex')}`;
+    const server = await startApi({ TEMPORAL_TASK_QUEUE: queue, LIVE_READ_WAIT_MS: '300' });
+    try {
+      const api = apiFor(sessionId, server.url);
+      await createTask(api, 'default', 'waiting');
+      const trigger = await postSigned(await signedUrl(api, 'default', 'waiting'), { text: 'x' }, { 'run-id': 'w1' });
+      const path = new URL(trigger.body.url).pathname;
+      for (let i = 0; i < 3; i++) {
+        const read = await api.get(path);
+        expect(read.status).to.equal(200);
+        expect(read.headers.get('run-source'), `read ${i + 1}`).to.equal('record');
+        expect(read.body).to.deep.include({ name: 'w1', status: 'pending', results: [] });
+      }
+      const worker = await stack.startWorker({ TEMPORAL_TASK_QUEUE: queue });
+      try {
+        const run = await waitForRun(api, trigger.body.url);
+        expect(run.status).to.equal('ready');
+        expect(run.results.at(-1).lastMessage.content).to.equal('echo: Say x');
+      } finally {
+        await worker.stop();
+      }
+      expect((await recordOf(runWorkflowId({ owner: username, profile: 'default', task: 'waiting', run: 'w1' })))!.status).to.equal('ready');
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('ends a run whose template takes too long in error naming the limit, while a run beside it completes', async function () {
+    this.timeout(60_000);
+    const { api } = await signedIn();
+    // 2^30 renders of the innermost text: minutes of work, under the depth limit (32) a task may be saved with.
+    await createTask(api, 'default', 'deep', { prompt: `${'{{#a}}'.repeat(30)}x${'{{/a}}'.repeat(30)}` });
+    await createTask(api, 'default', 'plain');
+    const deep = await postSigned(await signedUrl(api, 'default', 'deep'), { a: [1, 2] }, { 'run-id': 'deep' });
+    const plain = await postSigned(await signedUrl(api, 'default', 'plain'), { text: 'beside' }, { 'run-id': 'plain' });
+    const plainRun = await waitForRun(api, plain.body.url);
+    expect(plainRun.results.at(-1).lastMessage.content).to.equal('echo: Say beside');
+    const deepRun = await waitForRun(api, deep.body.url);
+    expect(deepRun.status).to.equal('error');
+    expect(deepRun.results.at(-1).error).to.match(/^the prompt template took longer than 2000 ms to expand \(limit TEMPLATE_TIMEOUT_MS\)$/);
+    expect(Date.parse(plainRun.modified_at), 'the plain run ended first').to.be.lessThan(Date.parse(deepRun.modified_at));
+  });
+});
