@@ -56,7 +56,7 @@ export async function findTask(models: Models, ref: TaskRef): Promise<TaskRecord
   return models.Task.findOne({ owner: ref.owner, profile: ref.profile, name: ref.name }).lean<TaskRecord>();
 }
 
-/** The version a run started with; null once its task was deleted (task-cascade.ts). */
+/** The version a run started with; null once its task was deleted (temporal/task-cascade.ts). */
 export async function findTaskVersion(models: Models, taskId: Types.ObjectId | string, version: number): Promise<TaskVersionRecord | null> {
   return models.TaskVersion.findOne({ task_id: new Types.ObjectId(String(taskId)), version }).lean<TaskVersionRecord>();
 }

@@ -1,7 +1,10 @@
 import crypto from 'node:crypto';
 import { expect } from 'chai';
 import type { Types } from 'mongoose';
-import { runWorkflowId } from '../../src/temporal/ids';
+import { storeText, writePages } from '../../src/store/run-content';
+import { runWorkflowId } from '../../src/store/runs';
+import { runTask } from '../../workflows/run-task';
+import type { RunInput } from '../../workflows/types';
 import { signedIn, taskBody } from '../helpers/api';
 import { getStack } from '../helpers/stack';
 
@@ -18,10 +21,10 @@ async function insertRun(owner: string, task: string, taskId: Types.ObjectId, na
 
 /** A workflow that stays open: its task queue has no worker, so nothing ever completes or cancels it. */
 async function startIdleWorkflow(workflowId: string) {
-  return getStack().temporal.workflow.start('runTask', {
+  return getStack().temporal.workflow.start(runTask, {
     workflowId,
     taskQueue: `nobody-polls-${crypto.randomBytes(4).toString('hex')}`,
-    args: [{}],
+    args: [{} as RunInput],
   });
 }
 
@@ -37,10 +40,15 @@ describe('deleting a task', () => {
 
     const liveId = await insertRun(me.username, 'doomed', doomed._id, 'live', 'running');
     const pendingId = await insertRun(me.username, 'doomed', doomed._id, 'queued', 'pending');
-    await insertRun(me.username, 'doomed', doomed._id, 'finished', 'ready');
+    const finishedId = await insertRun(me.username, 'doomed', doomed._id, 'finished', 'ready');
     // Recorded but never started (a crash between insert and start): cancelling it finds no workflow.
     await insertRun(me.username, 'doomed', doomed._id, 'ghost', 'pending');
-    await insertRun(me.username, 'keeper', keeper._id, 'other', 'running');
+    const otherId = await insertRun(me.username, 'keeper', keeper._id, 'other', 'running');
+    // What runs store besides their records: a large text and a second page of entries.
+    for (const id of [finishedId, otherId]) {
+      await storeText(db.models, id, 'big', 'x'.repeat(2048), 1024);
+      await writePages(db.models, id, 'e', 40, [{ msg: 'late entry', time: 0, level: 30 }]);
+    }
     const live = await startIdleWorkflow(liveId);
     const pending = await startIdleWorkflow(pendingId);
 
@@ -54,6 +62,10 @@ describe('deleting a task', () => {
         expect(requested, `${handle.workflowId} was asked to cancel`).to.equal(true);
       }
       expect(await db.models.Run.countDocuments({ owner: me.username, task: 'doomed' })).to.equal(0);
+      expect(await db.models.RunBlob.countDocuments({ run: finishedId }), 'its runs\' stored texts').to.equal(0);
+      expect(await db.models.RunPage.countDocuments({ run: finishedId }), 'its runs\' pages').to.equal(0);
+      expect(await db.models.RunBlob.countDocuments({ run: otherId })).to.equal(1);
+      expect(await db.models.RunPage.countDocuments({ run: otherId })).to.equal(1);
       expect(await db.models.TaskVersion.countDocuments({ task_id: doomed._id })).to.equal(0);
       expect(await db.models.Run.countDocuments({ owner: me.username, task: 'keeper' })).to.equal(1);
       expect(await db.models.TaskVersion.countDocuments({ task_id: keeper._id })).to.equal(1);

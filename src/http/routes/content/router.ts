@@ -3,7 +3,7 @@ import { notFound } from '../../../errors';
 import { mayReadModule } from '../../../store/installations';
 import { loadModule } from '../../../store/modules';
 import type { AppDeps, AuthState } from '../../deps';
-import { etagMatches } from '../../etag';
+import { etagFresh } from '../../not-modified';
 
 const CONTENT_ADDRESS = /^[0-9a-f]{64}$/;
 
@@ -24,7 +24,7 @@ export function contentRouter(deps: AppDeps) {
     const etag = `"${address}"`;
     ctx.set('ETag', etag);
     ctx.set('Cache-Control', 'private, max-age=31536000, immutable');
-    if (etagMatches(ctx.get('if-none-match'), etag)) {
+    if (etagFresh(ctx)) {
       ctx.status = 304;
       return;
     }

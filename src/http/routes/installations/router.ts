@@ -1,3 +1,4 @@
+import type { Context } from 'koa';
 import crypto from 'node:crypto';
 import Router from '@koa/router';
 import { notFound } from '../../../errors';
@@ -7,7 +8,7 @@ import { presentInstall } from '../../presenters/installation';
 import { parse } from '../../validate';
 import { ownerFromPath } from '../users/owner';
 import { installBody, installDomains, installParams, profileParams } from './schema';
-import { etagMatches } from '../../etag';
+import { etagFresh } from '../../not-modified';
 
 /**
  * A profile's servlet installs, in the shapes the Python client reads: install (create or replace), list (with
@@ -31,7 +32,7 @@ export function installationsRouter(deps: AppDeps) {
     ctx.set('Last-Modified', lastModified.toUTCString());
     ctx.set('ETag', etag);
     ctx.set('Cache-Control', 'private, no-cache');
-    if (notModified(ctx.get('if-none-match'), ctx.get('if-modified-since'), etag, lastModified)) {
+    if (notModified(ctx, lastModified)) {
       ctx.status = 304;
       return;
     }
@@ -68,11 +69,13 @@ export function installationsRouter(deps: AppDeps) {
 }
 
 /**
- * If-None-Match wins when both are sent (RFC 9110). If-Modified-Since: 304 only when every change was stamped
- * before that second began, so a change within the same second as the client's last answer is never hidden.
+ * If-None-Match wins when both are sent (RFC 9110), matched as Koa's `fresh` does (not-modified.ts). If-Modified-Since is ours, stricter
+ * than `fresh`: 304 only when every change was stamped before that second began, so a change within the same second
+ * as the client's last answer is never hidden.
  */
-function notModified(ifNoneMatch: string, ifModifiedSince: string, etag: string, lastModified: Date): boolean {
-  if (ifNoneMatch) return etagMatches(ifNoneMatch, etag);
+function notModified(ctx: Context, lastModified: Date): boolean {
+  if (ctx.get('if-none-match')) return etagFresh(ctx);
+  const ifModifiedSince = ctx.get('if-modified-since');
   if (!ifModifiedSince) return false;
   const since = Date.parse(ifModifiedSince);
   return !Number.isNaN(since) && lastModified.getTime() < since;

@@ -11,9 +11,9 @@ import type { LiveView, RunReader } from '../../../temporal/run-reader';
 import { isTerminal } from '../../../../workflows/constants';
 import type { HeldEntry, ResultEntry, RunIdentity, RunStatus } from '../../../../workflows/types';
 import type { AppDeps } from '../../deps';
-import { etagMatches } from '../../etag';
 import type { Page } from '../../../store/keyset';
 import { presentRun } from '../../presenters/run';
+import { etagFresh } from '../../not-modified';
 
 /** A run list's answer stops adding runs past this size (the first run always goes in); `Link` gives the rest. */
 const LIST_MAX_BYTES = 8 * 1024 * 1024;
@@ -55,7 +55,7 @@ export function runReads(deps: AppDeps, reader: RunReader, healLostStart: (recor
     ctx.set('ETag', etag);
     ctx.set('Cache-Control', 'private, no-cache');
     ctx.set('Run-Source', from ? 'live' : 'record');
-    if (etagMatches(ctx.get('if-none-match'), etag)) {
+    if (etagFresh(ctx)) {
       ctx.status = 304;
       return;
     }

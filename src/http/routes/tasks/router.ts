@@ -1,7 +1,7 @@
 import Router, { type RouterContext } from '@koa/router';
 import { notFound } from '../../../errors';
 import { DEFAULT_PROFILE, getProfile } from '../../../store/profiles';
-import { deleteTaskCascade } from '../../../store/task-cascade';
+import { deleteTaskCascade } from '../../../temporal/task-cascade';
 import { findTask, listTasks, saveTask, type TaskRef } from '../../../store/tasks';
 import type { AppDeps, AuthState } from '../../deps';
 import { pageRequest, sendPage } from '../../presenters/page';

@@ -1,8 +1,9 @@
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import type { Logger } from '../logger';
-import { runWorkflowId } from '../temporal/ids';
-import type { Models } from './models';
-import type { TaskRef } from './tasks';
+import type { Models } from '../store/models';
+import { deleteRunContent } from '../store/run-content';
+import { runWorkflowId } from '../store/runs';
+import type { TaskRef } from '../store/tasks';
 
 /** Run statuses whose workflow may still be executing. */
 export const LIVE_RUN_STATUSES = ['pending', 'running'] as const;
@@ -16,7 +17,7 @@ export interface TaskDeletion {
 
 /**
  * Deletes a task for good: the task first (so no new trigger can find it), then it cancels the workflows of its
- * live runs, and deletes its versions and its runs. Signed URLs die with it because they carry the task's _id,
+ * live runs, and deletes its versions, its runs and what they stored (pages, large texts). Signed URLs die with it because they carry the task's _id,
  * which a task later created under the same name does not share. A workflow that cannot be cancelled (Temporal
  * unreachable) is logged and left: its version is gone, so it fails at its next step instead of calling the
  * provider. A run that already finished makes `cancel` answer not-found, which is fine.
@@ -55,6 +56,8 @@ export async function deleteTaskCascade(
   }
 
   await models.TaskVersion.deleteMany({ task_id: task._id });
+  const ids = (await models.Run.find(runFilter, { _id: 1 }).lean<Array<{ _id: string }>>()).map((r) => r._id);
+  await deleteRunContent(models, ids);
   const runs = await models.Run.deleteMany(runFilter);
   logger.info({ ...runFilter, cancelled, runsDeleted: runs.deletedCount }, 'task deleted');
   return { deleted: true, cancelled, runsDeleted: runs.deletedCount };

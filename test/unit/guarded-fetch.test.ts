@@ -3,7 +3,7 @@ import type { Agent } from 'undici';
 import { createGuardedFetch } from '../../activities/servlets/guarded-fetch';
 import { parseNetworkPolicy } from '../../activities/servlets/network-policy';
 import { AddressRefusedError, createPinnedAgent, pinnedLookup } from '../../activities/servlets/pinned-agent';
-import { startCountingServer, type CountingServer } from './counting-server';
+import { startCountingServer, type CountingServer } from '../servlets/counting-server';
 
 // Every server here listens on loopback; nothing is ever sent anywhere else.
 describe('guarded fetch', () => {
