@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import http from 'node:http';
+import pLimit from 'p-limit';
 
 export const percentile = (values: number[], p: number) => {
   if (values.length === 0) return NaN;
@@ -12,17 +13,16 @@ export const round = (n: number, digits = 1) => Math.round(n * 10 ** digits) / 1
 /** Runs `task` `total` times with `concurrency` in flight: each latency (ms), the time taken (s), completions per second. */
 export async function inFlight(total: number, concurrency: number, task: (i: number) => Promise<void>) {
   const latencies: number[] = [];
-  let next = 0;
+  const limit = pLimit(concurrency);
   const start = performance.now();
   await Promise.all(
-    Array.from({ length: concurrency }, async () => {
-      while (next < total) {
-        const i = next++;
+    Array.from({ length: total }, (_, i) =>
+      limit(async () => {
         const t = performance.now();
         await task(i);
         latencies.push(performance.now() - t);
-      }
-    }),
+      }),
+    ),
   );
   const seconds = (performance.now() - start) / 1000;
   return { latencies, seconds, perSecond: total / seconds };

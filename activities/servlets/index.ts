@@ -1,4 +1,5 @@
 import crypto from 'node:crypto';
+import { LRUCache } from 'lru-cache';
 import type { Config } from '../../src/config';
 import type { Logger } from '../../src/logger';
 import type { InstallForRun } from '../../src/store/installations';
@@ -50,45 +51,35 @@ export function createServletRuntime(options: { config: Config; logger: Logger }
   const policy = parseNetworkPolicy({ blocklist: config.NETWORK_BLOCKLIST, allowlist: config.NETWORK_ALLOWLIST });
   const dispatcher = createPinnedAgent(policy, { connectTimeoutMs: config.SERVLET_CALL_TIMEOUT_MS });
   const deps: HostDeps = { config, logger, policy, dispatcher };
-  const modules = new Map<string, Promise<CompiledModule>>();
-  /** Least recently used first (Map keeps insertion order; a use moves an entry to the end). */
-  const pools = new Map<string, { installKey: string; pool: InstancePool }>();
+  /** Compiled modules by content address; a failed load leaves (lru-cache drops a rejected fetch) and is tried again. */
+  const modules = new LRUCache<string, CompiledModule, InstallRef>({
+    max: MODULE_CACHE_SIZE,
+    fetchMethod: async (address, _stale, { context: install }) => {
+      const bytes = await install.loadModule();
+      if (contentAddress(bytes) !== address) throw new Error(`the stored module does not match its content address ${address}`);
+      return compileServlet(bytes, config.SERVLET_MAX_MEMORY_MB);
+    },
+  });
+  /** Warm plugins per install; the pool used longest ago is retired past SERVLET_WARM_INSTALLS. */
+  const pools = new LRUCache<string, { installKey: string; pool: InstancePool }>({
+    max: config.SERVLET_WARM_INSTALLS,
+    dispose: (found, _key, reason) => {
+      if (reason !== 'set' && !closed) retire(found.pool); // close() closes them itself
+    },
+  });
   let closed = false;
 
-  function compiled(install: InstallRef): Promise<CompiledModule> {
-    let module = modules.get(install.contentAddress);
-    if (module) {
-      modules.delete(install.contentAddress);
-    } else {
-      module = (async () => {
-        const bytes = await install.loadModule();
-        if (contentAddress(bytes) !== install.contentAddress) {
-          throw new Error(`the stored module does not match its content address ${install.contentAddress}`);
-        }
-        return compileServlet(bytes, config.SERVLET_MAX_MEMORY_MB);
-      })();
-      // a failed load is tried again next time
-      module.catch(() => modules.delete(install.contentAddress));
-    }
-    modules.set(install.contentAddress, module);
-    for (const oldest of modules.keys()) {
-      if (modules.size <= MODULE_CACHE_SIZE) break;
-      modules.delete(oldest);
-    }
-    return module;
+  async function compiled(install: InstallRef): Promise<CompiledModule> {
+    return (await modules.fetch(install.contentAddress, { context: install }))!;
   }
 
   function poolFor(install: InstallRef, module: CompiledModule): InstancePool {
     const key = poolKey(install);
     const found = pools.get(key);
-    if (found) {
-      pools.delete(key);
-      pools.set(key, found);
-      return found.pool;
-    }
+    if (found) return found.pool;
     // a changed config, host list or module makes the install's older plugins stale
-    for (const [otherKey, other] of pools) {
-      if (other.installKey === install.key) retire(otherKey);
+    for (const [otherKey, other] of pools.entries()) {
+      if (other.installKey === install.key) pools.delete(otherKey);
     }
     const pool = new InstancePool(
       config.SERVLET_POOL_SIZE,
@@ -96,22 +87,15 @@ export function createServletRuntime(options: { config: Config; logger: Logger }
       logger,
     );
     pools.set(key, { installKey: install.key, pool });
-    for (const oldest of pools.keys()) {
-      if (pools.size <= config.SERVLET_WARM_INSTALLS) break;
-      retire(oldest);
-    }
     return pool;
   }
 
   /** Pools no longer used but with a call still running; close() closes them too. */
   const retiring = new Set<InstancePool>();
 
-  function retire(key: string): void {
-    const found = pools.get(key);
-    pools.delete(key);
-    if (!found) return;
-    retiring.add(found.pool);
-    void found.pool.retire().then(() => retiring.delete(found.pool));
+  function retire(pool: InstancePool): void {
+    retiring.add(pool);
+    void pool.retire().then(() => retiring.delete(pool));
   }
 
   async function call(install: InstallRef, request: ServletCallRequest): Promise<CallToolResult> {

@@ -74,7 +74,7 @@ describe('the lookup cache (sessions, trigger lookups)', () => {
     expect(await cache.get('k', load), 'a hit is kept').to.equal('found');
   });
 
-  it('past its size, drops the key loaded longest ago', async () => {
+  it('past its size, drops the key used longest ago', async () => {
     const cache = createTtlCache<string>(100, { maxEntries: 2 });
     const loads: string[] = [];
     const load = (key: string) => async () => {
@@ -87,7 +87,8 @@ describe('the lookup cache (sessions, trigger lookups)', () => {
     await cache.get('a', load('a')); // expired: loaded again, so now the newest
     await cache.get('c', load('c')); // over the bound: 'b' goes, not 'a'
     await cache.get('a', load('a'));
-    await cache.get('b', load('b'));
+    await cache.get('b', load('b')); // 'c' goes: 'a' was used since
+    await cache.get('a', load('a'));
     expect(loads).to.deep.equal(['a', 'b', 'a', 'c', 'b']);
   });
 

@@ -3,6 +3,7 @@ import { AppError, badRequest, payloadTooLarge, unsupportedMediaType } from '../
 import type { Visibility } from '../../../store/servlets';
 import { parse } from '../../validate';
 import { publishJsonBody, publishQuery } from './schema';
+import getRawBody from 'raw-body';
 
 /** Content types a module may be sent in as raw bytes. */
 export const MODULE_CONTENT_TYPES = ['application/wasm', 'application/octet-stream'];
@@ -66,42 +67,19 @@ export async function readModuleUpload(ctx: Context, limitBytes: number): Promis
 }
 
 /**
- * Reads the request body, refusing it (413) as soon as it is known to be over `limit`. A body cut off midway
- * leaves unread bytes on the connection, so that answer closes it.
+ * Reads the request body (raw-body), refusing it (413) as soon as it is known to be over `limit`. A body cut off
+ * midway leaves unread bytes on the connection, so that answer closes it; one refused on its declared length alone
+ * is not read at all (Node discards it after the answer and the connection stays usable).
  */
 async function readBody(ctx: Context, limit: number, tooLarge: string): Promise<Buffer> {
-  const declared = Number(ctx.get('content-length') || 0);
-  // not read at all: Node discards the body after the answer and the connection stays usable
-  if (declared > limit) throw payloadTooLarge(tooLarge);
-  const req = ctx.req;
-  return new Promise<Buffer>((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let total = 0;
-    const done = () => {
-      req.off('data', onData);
-      req.off('end', onEnd);
-      req.off('error', onError);
-    };
-    const onData = (chunk: Buffer) => {
-      total += chunk.length;
-      if (total <= limit) return void chunks.push(chunk);
-      done();
-      req.pause();
-      ctx.set('Connection', 'close');
-      reject(payloadTooLarge(tooLarge));
-    };
-    const onEnd = () => {
-      done();
-      resolve(Buffer.concat(chunks, total));
-    };
-    const onError = (err: Error) => {
-      done();
-      reject(err);
-    };
-    req.on('data', onData);
-    req.on('end', onEnd);
-    req.on('error', onError);
-  });
+  try {
+    return await getRawBody(ctx.req, { limit, length: ctx.get('content-length') || undefined });
+  } catch (err) {
+    const e = err as { type?: string; received?: number };
+    if (e.type !== 'entity.too.large') throw err;
+    if (e.received !== undefined) ctx.set('Connection', 'close');
+    throw payloadTooLarge(tooLarge);
+  }
 }
 
 /** Strict: Buffer.from(text, 'base64') skips characters it does not know, which would hide a damaged upload. */
