@@ -1,4 +1,5 @@
 import { QueryRejectedError, WorkflowClient, WorkflowNotFoundError, type Client } from '@temporalio/client';
+import { LRUCache } from 'lru-cache';
 import { runQuery } from '../../workflows/run-task';
 import type { HeldEntry, RunStatus } from '../../workflows/types';
 import { closedStatusName, type ClosedStatus } from './run-endings';
@@ -58,7 +59,8 @@ export interface RunReaderOptions {
 export function createRunReader(temporal: Client, options: RunReaderOptions) {
   const { cacheMs, waitMs, queryTimeoutMs = 10_000, maxRuns = 10_000 } = options;
   const workflows = new WorkflowClient({ connection: temporal.connection, namespace: temporal.options.namespace, queryRejectCondition: 'NOT_OPEN' });
-  const runs = new Map<string, Tracked>();
+  /** The runs being read, the one read longest ago dropped past `maxRuns`. */
+  const runs = new LRUCache<string, Tracked>({ max: maxRuns });
   let queries = 0;
 
   const refresh = async (workflowId: string, tracked: Tracked, stored: StoredEntries): Promise<LiveRead> => {
@@ -98,7 +100,6 @@ export function createRunReader(temporal: Client, options: RunReaderOptions) {
       if (!tracked) {
         tracked = { entries: [], at: 0 };
         runs.set(workflowId, tracked);
-        if (runs.size > maxRuns) runs.delete(runs.keys().next().value!);
       }
       const { view } = tracked;
       if (view && Date.now() - tracked.at < cacheMs) return { kind: 'live', view };
