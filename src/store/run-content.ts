@@ -20,6 +20,11 @@ export const pageId = (run: string, page: number) => `${run}#p${page}`;
 const partId = (ref: string, part: number) => `${ref}@${part}`;
 export const isRef = (text: Text): text is ContentRef => typeof text !== 'string';
 
+/** A run's stored content is not there: its run was deleted meanwhile (a reader sees the record first). */
+export class StoredContentMissing extends Error {
+  override name = 'StoredContentMissing';
+}
+
 /** Stores `text` under `<run>#<key>` when it is larger than `inlineBytes`; returns it inline or as a reference. */
 export async function storeText(models: Models, run: string, key: string, text: string, inlineBytes: number): Promise<Text> {
   const bytes = Buffer.byteLength(text, 'utf8');
@@ -40,7 +45,7 @@ export async function loadText(models: Models, text: Text): Promise<string> {
   const parts = await Promise.all(
     Array.from({ length: text.parts }, (_, i) => models.RunBlob.collection.findOne({ _id: partId(text.ref, i) as never }, { projection: { data: 1 } })),
   );
-  if (parts.some((p) => !p)) throw new Error(`stored content ${text.ref} is missing`);
+  if (parts.some((p) => !p)) throw new StoredContentMissing(`stored content ${text.ref} is missing`);
   return parts.map((p) => p!.data as string).join('');
 }
 
@@ -101,7 +106,7 @@ export async function readPaged<T>(models: Models, run: string, kind: PagedKind,
   for (let index = from; index < to; index++) {
     const page = Math.floor(index / PAGE_SIZE);
     const item = page === 0 ? firstPage[index] : docs.get(page)?.[String(index - page * PAGE_SIZE)];
-    if (item === undefined || item === null) throw new Error(`item ${index} of run ${run} (${kind}) is missing`);
+    if (item === undefined || item === null) throw new StoredContentMissing(`item ${index} of run ${run} (${kind}) is missing`);
     items.push(item as T);
   }
   return items;

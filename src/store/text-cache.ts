@@ -1,7 +1,7 @@
 import { LRUCache } from 'lru-cache';
 import type { ContentRef, Text } from '../../workflows/types';
 import type { Models } from './models';
-import { isRef, loadText } from './run-content';
+import { isRef, loadText, StoredContentMissing } from './run-content';
 
 /**
  * Copies of stored texts (run_blobs), bounded in characters. A stored text never changes, so a copy is never
@@ -18,7 +18,7 @@ export function createTextCache(models: Models, maxChars: number) {
     async load(value: Text): Promise<string> {
       if (!isRef(value)) return value;
       const loaded = await texts.fetch(value.ref, { context: value });
-      if (loaded === undefined) throw new Error(`stored content ${value.ref} could not be read`);
+      if (loaded === undefined) throw new StoredContentMissing(`stored content ${value.ref} could not be read`);
       return loaded;
     },
     /** A text this process just stored: its next reads need not go to the store. */

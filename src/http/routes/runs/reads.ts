@@ -2,7 +2,7 @@ import crypto from 'node:crypto';
 import type { Context } from 'koa';
 import { LRUCache } from 'lru-cache';
 import { notFound } from '../../../errors';
-import { resolveEntry } from '../../../store/run-content';
+import { resolveEntry, StoredContentMissing } from '../../../store/run-content';
 import { closeRun, entryCount, findRun, listRuns, readEntries, runCursor, runWorkflowId, type RunRecord } from '../../../store/runs';
 import { createTextCache } from '../../../store/text-cache';
 import { createTtlCache } from '../../../ttl-cache';
@@ -103,46 +103,63 @@ export function runReads(deps: AppDeps, reader: RunReader, healLostStart: (recor
       records.forgetPrefix(prefix);
     },
 
+    /** Throws 404 when the run is not there, or was deleted while it was being read. */
     async read(ctx: Context, id: RunIdentity): Promise<void> {
-      const record = await records.get(runWorkflowId(id), () => findRun(models, id));
-      if (!record) throw notFound(`run "${id.run}"`);
-      if (isTerminal(record.status)) return sendClosed(ctx, record);
-      const live = await reader.read(record._id, storedEntries(record));
-      if (live.kind === 'live') {
-        if (!isTerminal(live.view.status)) return sendLive(ctx, record, live.view);
-        // The workflow has ended the run and is writing its end: the next read takes the closed record.
-        records.forget(record._id);
-        reader.forget(record._id);
-        return sendClosed(ctx, record, live.view);
+      try {
+        await read(ctx, id);
+      } catch (err) {
+        if (!(err instanceof StoredContentMissing) || (await findRun(models, id))) throw err;
+        records.forget(runWorkflowId(id));
+        throw notFound(`run "${id.run}"`);
       }
-      if (live.kind === 'closed' || (live.kind === 'gone' && record.started)) {
-        if (live.kind === 'closed') await closeFromWorkflow({ models, temporal: deps.temporal, logger: deps.logger }, record._id, live.status);
-        else if (await closeRun(models, record._id, GONE_REASON)) deps.logger.warn({ run: record._id }, 'run ended: its workflow is gone');
-        const fresh = await reload(id);
-        if (!fresh) throw notFound(`run "${id.run}"`);
-        return isTerminal(fresh.status) ? sendClosed(ctx, fresh) : sendRecord(ctx, fresh);
-      }
-      if (live.kind === 'gone') await healLostStart(record);
-      return sendRecord(ctx, record, live.kind === 'unavailable' ? live.entries : []);
     },
 
     /**
      * A page of a task's runs, each with its results as of its last record write. Large runs make the page stop
-     * early (the rest follow the `Link`), so an answer stays bounded in bytes.
+     * early (the rest follow the `Link`), so an answer stays bounded in bytes. A run deleted meanwhile is left out.
      */
     async list(task: { owner: string; profile: string; task: string }, page: Parameters<typeof listRuns>[2]): Promise<Page<string>> {
       const found = await listRuns(models, task, page);
       const bodies: string[] = [];
       let bytes = 0;
-      for (const record of found.items) {
-        const body = await render(record, { status: record.status, modifiedAt: record.modified_at, entries: await allEntries(record) });
-        if (bodies.length > 0 && bytes + body.length > LIST_MAX_BYTES) return { items: bodies, next: runCursor(found.items[bodies.length - 1]!) };
+      for (const [i, record] of found.items.entries()) {
+        let body: string;
+        try {
+          body = await render(record, { status: record.status, modifiedAt: record.modified_at, entries: await allEntries(record) });
+        } catch (err) {
+          if (err instanceof StoredContentMissing && !(await findRun(models, record._id))) continue;
+          throw err;
+        }
+        if (bodies.length > 0 && bytes + body.length > LIST_MAX_BYTES) return { items: bodies, next: runCursor(found.items[i - 1]!) };
         bodies.push(body);
         bytes += body.length;
       }
       return { items: bodies, next: found.next };
     },
   };
+
+  async function read(ctx: Context, id: RunIdentity): Promise<void> {
+    const record = await records.get(runWorkflowId(id), () => findRun(models, id));
+    if (!record) throw notFound(`run "${id.run}"`);
+    if (isTerminal(record.status)) return sendClosed(ctx, record);
+    const live = await reader.read(record._id, storedEntries(record));
+    if (live.kind === 'live') {
+      if (!isTerminal(live.view.status)) return sendLive(ctx, record, live.view);
+      // The workflow has ended the run and is writing its end: the next read takes the closed record.
+      records.forget(record._id);
+      reader.forget(record._id);
+      return sendClosed(ctx, record, live.view);
+    }
+    if (live.kind === 'closed' || (live.kind === 'gone' && record.started)) {
+      if (live.kind === 'closed') await closeFromWorkflow({ models, temporal: deps.temporal, logger: deps.logger }, record._id, live.status);
+      else if (await closeRun(models, record._id, GONE_REASON)) deps.logger.warn({ run: record._id }, 'run ended: its workflow is gone');
+      const fresh = await reload(id);
+      if (!fresh) throw notFound(`run "${id.run}"`);
+      return isTerminal(fresh.status) ? sendClosed(ctx, fresh) : sendRecord(ctx, fresh);
+    }
+    if (live.kind === 'gone') await healLostStart(record);
+    return sendRecord(ctx, record, live.kind === 'unavailable' ? live.entries : []);
+  }
 }
 
 export type RunReads = ReturnType<typeof runReads>;
