@@ -3,7 +3,9 @@ import { expect } from 'chai';
 import { getStack } from '../helpers/stack';
 import { api as apiFor, signedIn, startApi } from '../helpers/api';
 import { createTask, postSigned, signedUrl, waitForRun } from '../helpers/runs';
-import { runWorkflowId } from '../../src/store/runs';
+import { insertRun, runWorkflowId } from '../../src/store/runs';
+import { runTask } from '../../workflows/run-task';
+import type { RunInput } from '../../workflows/types';
 import { GONE_REASON } from '../../src/temporal/run-endings';
 
 /** Waits until `check` holds, polling (for states the test cannot be told about). */
@@ -83,6 +85,23 @@ describe('runs: every run ends', () => {
     const run = await waitForRun(api, trigger.body.url);
     expect(run.status).to.equal('error');
     expect(run.results.at(-1).error).to.equal(GONE_REASON);
+  });
+
+  it('ends a run whose workflow timed out in error, saying so', async () => {
+    const { api: client, username } = await signedIn();
+    const { temporal, db } = getStack();
+    const identity = { owner: username, profile: 'default', task: 'late', run: 'l1' };
+    const id = runWorkflowId(identity);
+    // A run whose workflow no worker ever ran, and which Temporal closed at its execution timeout.
+    await createTask(client, 'default', 'late');
+    const taskDoc = (await db.models.Task.findOne({ owner: username, name: 'late' }).lean())!;
+    await insertRun(db.models, { identity, taskId: taskDoc._id, taskVersion: 1, runner: 'openai', payload: {}, at: new Date() });
+    await db.models.Run.updateOne({ _id: id }, { $set: { started: true, status: 'running' } });
+    await temporal.workflow.start(runTask, { workflowId: id, taskQueue: `nobody-${crypto.randomBytes(4).toString('hex')}`, args: [{} as RunInput], workflowExecutionTimeout: 1_000 });
+    await until('the workflow to time out', async () => (await temporal.workflow.getHandle(id).describe()).status.name === 'TIMED_OUT');
+    const run = await waitForRun(client, `${getStack().apiUrl}/api/runs/${username}/default/late/l1`);
+    expect(run.status).to.equal('error');
+    expect(run.results.at(-1).error).to.equal("the run's workflow timed out in Temporal before the run could end");
   });
 
   it('serves the record when the workflow cannot answer, saying so, and the live run once it can', async function () {
