@@ -15,8 +15,12 @@ async function main() {
     const db = await connectDb(config.MONGO_URL);
     const { worker, close } = await createWorker({ config, logger, db, keyring: keyringFromConfig(config) });
     logger.info({ taskQueue: config.TEMPORAL_TASK_QUEUE }, 'worker polling');
-    process.once('SIGINT', () => worker.shutdown());
-    process.once('SIGTERM', () => worker.shutdown());
+    // The SDK shuts the worker down on these signals itself; this covers a runtime installed without its handlers.
+    const stop = () => {
+      if (worker.getState() === 'RUNNING') worker.shutdown();
+    };
+    process.once('SIGINT', stop);
+    process.once('SIGTERM', stop);
     await worker.run();
     await close();
     await db.close();
