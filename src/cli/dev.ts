@@ -8,7 +8,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { ConfigError, loadConfig, loadDevConfig, type DevConfig } from '../config';
+import { ConfigError, loadConfig, loadConfigSubset, loadDevConfig, type DevConfig } from '../config';
 import { connectDb } from '../store/connect';
 import { createSession } from '../store/sessions';
 import { searchAttributeFlags } from '../temporal/search-attributes';
@@ -65,8 +65,14 @@ async function main() {
   try {
     const tools = await installTools(dev);
     const secrets = loadOrCreateSecrets(dataDir);
+    // The Web UI shows stored prompts and answers through the API's codec endpoint; with CODEC_TOKEN set, the API
+    // wants it, and the UI can only send it in the path.
+    const { CODEC_TOKEN } = loadConfigSubset(['CODEC_TOKEN']);
+    const codecEndpoint = `http://127.0.0.1:${dev.PORT}/codec${CODEC_TOKEN ? `/${encodeURIComponent(CODEC_TOKEN)}` : ''}`;
+    const codecShown = CODEC_TOKEN ? `http://127.0.0.1:${dev.PORT}/codec/<CODEC_TOKEN>` : codecEndpoint;
     let temporalAddress = dev.TEMPORAL_ADDRESS;
     let uiUrl = 'your Temporal cluster\'s Web UI';
+    let codecNote = "set it as your Web UI's codec endpoint to see stored contents";
     if (!temporalAddress) {
       await assertPortFree(dev.DEV_TEMPORAL_PORT, 'Temporal', 'set DEV_TEMPORAL_PORT, or TEMPORAL_ADDRESS to use a running server');
       await assertPortFree(dev.DEV_TEMPORAL_UI_PORT, 'Temporal Web UI', 'set DEV_TEMPORAL_UI_PORT');
@@ -76,7 +82,8 @@ async function main() {
         tools.TEMPORAL_CLI!,
         [
           'server', 'start-dev', '--ip', '127.0.0.1', '--port', String(dev.DEV_TEMPORAL_PORT),
-          '--ui-port', String(dev.DEV_TEMPORAL_UI_PORT), '--db-filename', path.join(dataDir, 'temporal.db'),
+          '--ui-port', String(dev.DEV_TEMPORAL_UI_PORT), '--ui-codec-endpoint', codecEndpoint,
+          '--db-filename', path.join(dataDir, 'temporal.db'),
           '--log-level', 'error', '--dynamic-config-value', 'system.enableActivityEagerExecution=true',
           ...searchAttributeFlags(),
         ],
@@ -84,6 +91,7 @@ async function main() {
       );
       temporalAddress = `127.0.0.1:${dev.DEV_TEMPORAL_PORT}`;
       uiUrl = `http://127.0.0.1:${dev.DEV_TEMPORAL_UI_PORT}`;
+      codecNote = 'the Web UI shows stored prompts and answers through it';
       await waitFor(() => portOpen(dev.DEV_TEMPORAL_PORT), 'the Temporal dev server', 60_000);
     }
     let mongoUrl = dev.MONGO_URL;
@@ -124,6 +132,7 @@ async function main() {
 Prompt task runner is up.
   API:              ${api}
   Temporal Web UI:  ${uiUrl}   (namespace ${config.TEMPORAL_NAMESPACE}; each run is a workflow "run/<user>/<profile>/<task>/<run>")
+  Codec endpoint:   ${codecShown}   (${codecNote})
   Temporal gRPC:    ${temporalAddress}
   MongoDB:          ${mongoUrl.replace(/\/\/[^@]*@/, '//***@')}
   Data:             ${dataDir}

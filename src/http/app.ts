@@ -16,6 +16,7 @@ import { servletsRouter } from './routes/servlets/router';
 import { moduleUploadBypass } from './routes/servlets/module-upload';
 import { installationsRouter } from './routes/installations/router';
 import { contentRouter } from './routes/content/router';
+import { codecRouter } from './routes/codec/router';
 import { createRunReader } from '../temporal/run-reader';
 
 /** Builds the API without listening: entry points call `listen`, tests use port 0. */
@@ -51,6 +52,7 @@ export function createApp(deps: AppDeps): Koa {
     ].join('\n');
   });
   open.use(signedTriggerRouter(deps, runs).routes());
+  open.use(codecRouter(deps).routes());
 
   const api = new Router({ prefix: '/api' });
   api.use(requireSession(deps.db.models, deps.config.SESSION_CACHE_MS));
