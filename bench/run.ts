@@ -12,10 +12,11 @@ import { createLogger } from '../src/logger';
 import { installTemporalRuntime } from '../src/temporal/runtime';
 import { createSession } from '../src/store/sessions';
 import { runWorkflowId } from '../src/temporal/ids';
-import { lastUserText, openaiText } from '../test/helpers/fake-provider';
+import { lastUserText, openaiText, type Responder } from '../test/helpers/fake-provider';
 import { childPids, cpuSeconds, get, hammer, inFlight, percentile, round, rssMb } from './measure';
 import { startBenchStack, startChild } from './stack';
 import { benchServlets } from './servlets';
+import { benchLongRun, printLongRun } from './long';
 import { freePort, waitForPort } from '../test/helpers/net';
 
 const log = (msg: string) => process.stderr.write(`[bench] ${msg}\n`);
@@ -24,7 +25,7 @@ const log = (msg: string) => process.stderr.write(`[bench] ${msg}\n`);
  * `npm run bench -- throughput live` measures only those parts (for work on one figure); no names: all of them.
  * `--profile` also writes V8 CPU profiles of the API and the worker processes.
  */
-const PARTS = ['serial', 'throughput', 'closed', 'live', 'memory', 'servlets'] as const;
+const PARTS = ['serial', 'throughput', 'closed', 'live', 'memory', 'servlets', 'long'] as const;
 const chosen = process.argv.slice(2).filter((a) => !a.startsWith('-'));
 for (const name of chosen) if (!(PARTS as readonly string[]).includes(name)) throw new Error(`unknown part "${name}"; the parts are ${PARTS.join(', ')}`);
 const profileDir = process.argv.includes('--profile') ? path.join(os.tmpdir(), `ptr-bench-profiles-${process.pid}`) : undefined;
@@ -60,7 +61,8 @@ async function measure(s: Awaited<ReturnType<typeof startBenchStack>>) {
   if (signedRes.status !== 200) throw new Error(`signing answered ${signedRes.status}: ${await signedRes.text()}`);
   const signed = ((await signedRes.json()) as { url: string }).url;
   // Live runs for the polling figure hang at the provider until the end; every other call answers at once.
-  s.fake.script((req) => (lastUserText(req).includes('hold') ? { hang: true } : openaiText(`echo: ${lastUserText(req)}`)));
+  const echo: Responder = (req) => openaiText(`echo: ${lastUserText(req)}`);
+  s.fake.script((req) => (lastUserText(req).includes('hold') ? { hang: true } : echo(req)));
 
   const workflowOf = (run: string) => s.client.workflow.getHandle(runWorkflowId({ owner: 'bench', profile: 'default', task: 'bench', run }));
   let runs = 0;
@@ -226,7 +228,7 @@ async function measure(s: Awaited<ReturnType<typeof startBenchStack>>) {
     log(`bench event loop delay during the polls: p99 ${round(benchLoop.percentile(99) / 1e6)} ms, max ${round(benchLoop.max / 1e6)} ms`);
     const queriesPerRunPerSecond = ((await metric(s.apiUrl, 'ptr_live_run_queries_total')) - queriesBefore) / 20 / pollSeconds;
     s.fake.reset(); // the held provider calls fail, and their runs retry and finish: none is left open at the end
-    s.fake.script((req) => openaiText(`echo: ${lastUserText(req)}`));
+    s.fake.script(echo);
     await Promise.all(Array.from({ length: 20 }, (_, i) => workflowOf(`live-${i}`).result()));
     results.livePolls = { pollers: 200, liveRuns: 20, p99Ms: round(percentile(pollLatencies, 99)), p50Ms: round(percentile(pollLatencies, 50)), serverP99Ms: round(percentile(serverLatencies, 99)), firstPollP99Ms: round(percentile(firstPolls, 99)), coresBusy: pollCpu, queriesPerLiveRunPerSecond: round(queriesPerRunPerSecond, 2) };
   }
@@ -250,6 +252,11 @@ async function measure(s: Awaited<ReturnType<typeof startBenchStack>>) {
       directP50: round(servlets.direct.p50, 3), directP99: round(servlets.direct.p99, 3),
       overheadP50: round(servlets.pooled.p50 - servlets.direct.p50, 3),
     };
+  }
+  if (wanted('long')) {
+    log('a long run: 50 turns whose tool answers 100 KiB (history bytes and CPU per turn, first turns against last)...');
+    // Last: no live run is held any more, so the other parts' requests are answered by `echo`.
+    results.longRun = await benchLongRun({ stack: s, api, pids, otherwise: echo, log });
   }
   results.triggersRetriedAfter503 = retried503;
 
@@ -298,13 +305,17 @@ function printTable(r: any, file: string) {
   const widths = [0, 1, 2, 3].map((i) => Math.max(...rows.map((row) => row[i]!.length), ['figure', 'ours', 'baseline', 'target'][i]!.length));
   const line = (cells: string[]) => `| ${cells.map((c, i) => c.padEnd(widths[i]!)).join(' | ')} |`;
   console.log(`\nMachine: ${r.machine}\n`);
-  console.log(line(['figure', 'ours', 'baseline', 'target']));
-  console.log(`|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`);
-  for (const row of rows) console.log(line(row));
+  // Only the long part chosen: it prints a table of its own.
+  if (rows.length > 0) {
+    console.log(line(['figure', 'ours', 'baseline', 'target']));
+    console.log(`|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`);
+    for (const row of rows) console.log(line(row));
+  }
   if (r.throughput32) {
     const parts = (c: Record<string, number>) => Object.entries(c).map(([k, v]) => `${k} ${v}`).join(', ');
     console.log(`\nCPU ms per run at 32 in flight: ours: ${parts(r.throughput32.cpuMsPerRun)}; baseline: ${parts(r.throughput32.baselineCpuMsPerRun)}`);
   }
+  if (r.longRun) printLongRun(r.longRun);
   console.log(`\nWritten to ${file}`);
 }
 

@@ -51,6 +51,8 @@ export async function startBenchStack(options: { profileDir?: string } = {}) {
     SIGNING_SECRET: crypto.randomBytes(32).toString('hex'),
     OPENAI_BASE_URL: fake.openaiBaseUrl,
     OPENAI_API_KEY: 'sk-bench-operator',
+    // The long part's run has 50 tool turns and a final answer; the other parts' runs take one turn.
+    RUN_MAX_TURNS: '100',
   };
   // `--profile`: V8 CPU profiles of the API and the worker, one per thread (the worker runs workflows in threads of its
   // own), written when they exit; open them in Chrome DevTools.
