@@ -3,6 +3,7 @@ import type { Config } from '../src/config';
 import type { Logger } from '../src/logger';
 import type { Db } from '../src/store/connect';
 import type { Keyring } from '../src/store/secrets';
+import type { ProviderFetch } from './providers/http';
 import type { TemplateSandbox } from './template/sandbox';
 import type { ToolCaller } from './tool-call';
 
@@ -16,6 +17,8 @@ export interface ActivityDeps {
   temporal: Client;
   /** Runs one tool of a profile's install in its sandbox (tool-call.ts over servlets/). */
   callTool: ToolCaller;
+  /** The pooled, kept-alive connections provider calls go through (providers/http.ts). */
+  providerFetch: ProviderFetch;
   /** Expands prompt templates in worker threads a time limit can stop. */
   templates: TemplateSandbox;
 }

@@ -118,7 +118,7 @@ export function createRunActivities(deps: ActivityDeps) {
       const conversation = await contents.conversation(input.run, input.messages);
       const tools = JSON.parse(await contents.text(input.toolSpecs)) as ToolSpec[];
       const answer = await heartbeating(async (signal) => {
-        const call = { key, model: input.model, maxTokens: input.maxTokens, conversation, tools, timeoutMs: deps.config.PROVIDER_TIMEOUT_MS, signal };
+        const call = { key, fetch: deps.providerFetch, model: input.model, maxTokens: input.maxTokens, conversation, tools, timeoutMs: deps.config.PROVIDER_TIMEOUT_MS, signal };
         return input.runner === 'openai'
           ? callOpenAI({ ...call, baseURL: deps.config.OPENAI_BASE_URL })
           : callAnthropic({ ...call, baseURL: deps.config.ANTHROPIC_BASE_URL, maxTokens: input.maxTokens ?? deps.config.ANTHROPIC_MAX_TOKENS });

@@ -1,3 +1,4 @@
+import os from 'node:os';
 import { z } from 'zod';
 
 /**
@@ -78,6 +79,19 @@ const schema = z.object({
    */
   TRIGGER_CACHE_MS: z.coerce.number().int().min(0).max(10_000).default(1_000),
   BODY_LIMIT_BYTES: positiveInt.default(1024 * 1024),
+  /** Provider calls a worker runs at once: they are waiting, not computing, so thousands are cheap. */
+  WORKER_MAX_PROVIDER_CALLS: positiveInt.default(2_000),
+  /** Tool (servlet) calls a worker runs at once: they compute (WebAssembly), so about the cores. */
+  WORKER_MAX_TOOL_CALLS: positiveInt.default(Math.max(1, os.availableParallelism())),
+  /** Workflows a worker keeps in memory, so a waiting run is not replayed from history on its next event. */
+  WORKER_WORKFLOW_CACHE: positiveInt.default(2_000),
+  /** When set, a worker serves /healthz, /readyz and /metrics on this port. */
+  WORKER_HTTP_PORT: port.optional(),
+  /**
+   * Deadline of every call to MongoDB or Temporal (server selection, operations, gRPC calls): a stalled dependency
+   * gives a 503 naming it within about this long, instead of a hang.
+   */
+  DEPENDENCY_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(3_000),
   /**
    * Content (prompts, answers, tool results, trigger data) above this size is stored in MongoDB and travels as a
    * reference: Temporal history and query answers stay small whatever the run.

@@ -13,7 +13,7 @@ async function main() {
   const logger = createLogger({ level: config.LOG_LEVEL, name: 'worker' });
   try {
     const db = await connectDb(config.MONGO_URL);
-    const { worker, close } = await createWorker({ config, logger, db, keyring: keyringFromConfig(config) });
+    const worker = await createWorker({ config, logger, db, keyring: keyringFromConfig(config) });
     logger.info({ taskQueue: config.TEMPORAL_TASK_QUEUE }, 'worker polling');
     // The SDK shuts the worker down on these signals itself; this covers a runtime installed without its handlers.
     const stop = () => {
@@ -22,7 +22,7 @@ async function main() {
     process.once('SIGINT', stop);
     process.once('SIGTERM', stop);
     await worker.run();
-    await close();
+    await worker.close();
     await db.close();
   } catch (err) {
     console.error(`worker failed: ${(err as Error).message}`);

@@ -7,3 +7,9 @@ export const isTerminal = (status: string): boolean => (TERMINAL as readonly str
 
 /** Pino's numbers, which the contract's `level` field carries. */
 export const LEVEL = { info: 30, warn: 40, error: 50 } as const;
+
+/**
+ * The task queue of tool (servlet) calls beside a workers' queue: tools compute and provider calls wait, so each has
+ * its own queue with its own limit on the same workers (src/temporal/worker.ts).
+ */
+export const toolTaskQueue = (taskQueue: string) => `${taskQueue}.tools`;

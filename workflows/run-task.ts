@@ -13,7 +13,7 @@ import {
 } from '@temporalio/workflow';
 import { TimeoutType } from '@temporalio/common';
 import type { Activities } from '../activities';
-import { LEVEL } from './constants';
+import { LEVEL, toolTaskQueue } from './constants';
 import { readFailure } from './failures';
 import { PREPARE, RECORD, TOOL_CALL, providerCall } from './limits';
 import { RunLog } from './run-log';
@@ -101,7 +101,7 @@ export async function runTask(input: RunInput): Promise<RunOutcome> {
       return { isError: true, message: { text }, shown: text };
     }
     try {
-      return await proxyActivities<Activities>(bounded(TOOL_CALL)).callTool({ run, owner: input.identity.owner, profile: input.identity.profile, install: route.install, tool: route.tool, arguments: call.arguments });
+      return await proxyActivities<Activities>({ ...bounded(TOOL_CALL), taskQueue: toolTaskQueue(workflowInfo().taskQueue) }).callTool({ run, owner: input.identity.owner, profile: input.identity.profile, install: route.install, tool: route.tool, arguments: call.arguments });
     } catch (err) {
       const failure = past(err);
       if (failure instanceof RunFailed || isCancellation(failure)) throw failure;

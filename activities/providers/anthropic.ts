@@ -7,7 +7,7 @@ type Message = Anthropic.MessageParam;
 
 /** Anthropic messages with tool use. Throws an ApplicationFailure (see errors.ts). */
 export async function callAnthropic(call: ProviderCall & { maxTokens: number }): Promise<ProviderAnswer> {
-  const client = new Anthropic({ apiKey: call.key, baseURL: call.baseURL, maxRetries: 0, timeout: call.timeoutMs });
+  const client = new Anthropic({ apiKey: call.key, baseURL: call.baseURL, maxRetries: 0, timeout: call.timeoutMs, fetch: call.fetch });
   let message: Anthropic.Message;
   try {
     message = await client.messages.create(

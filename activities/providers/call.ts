@@ -1,8 +1,11 @@
 import type { ToolCall, ToolSpec, Turn } from '../../workflows/types';
+import type { ProviderFetch } from './http';
 
 /** One call of a provider: the conversation so far and the tools on offer. The key is used and dropped. */
 export interface ProviderCall {
   key: string;
+  /** Pooled connections (providers/http.ts). */
+  fetch: ProviderFetch;
   baseURL?: string;
   model: string;
   maxTokens: number | null;

@@ -7,7 +7,7 @@ type Message = OpenAI.Chat.Completions.ChatCompletionMessageParam;
 
 /** OpenAI chat completions with function tools. Throws an ApplicationFailure (see errors.ts). */
 export async function callOpenAI(call: ProviderCall): Promise<ProviderAnswer> {
-  const client = new OpenAI({ apiKey: call.key, baseURL: call.baseURL, maxRetries: 0, timeout: call.timeoutMs });
+  const client = new OpenAI({ apiKey: call.key, baseURL: call.baseURL, maxRetries: 0, timeout: call.timeoutMs, fetch: call.fetch });
   let completion: OpenAI.Chat.Completions.ChatCompletion;
   try {
     completion = await client.chat.completions.create(

@@ -1,9 +1,11 @@
 import { Client, Connection } from '@temporalio/client';
-import { NativeConnection, Worker, bundleWorkflowCode, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import { NativeConnection, Worker, bundleWorkflowCode, type State, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { createActivities, type ActivityDeps } from '../../activities';
 import { createServletRuntime } from '../../activities/servlets';
 import { createTemplateSandbox } from '../../activities/template/sandbox';
+import { createProviderFetch } from '../../activities/providers/http';
 import { createToolCaller } from '../../activities/tool-call';
+import { toolTaskQueue } from '../../workflows/constants';
 import { loadInstallForRun } from '../store/installations';
 import { ensureReconcileSchedule } from './reconcile-schedule';
 import { installTemporalRuntime } from './runtime';
@@ -18,17 +20,24 @@ export function workflowBundle(): Promise<WorkflowBundleWithSourceMap> {
 const noop = () => undefined;
 const quietBundlerLogger = { trace: noop, debug: noop, info: noop, warn: noop, error: console.error, log: noop };
 
+/** The workers of one process, run and stopped together. */
 export interface RunningWorkerParts {
-  worker: Worker;
-  /** Closes the Temporal connections, the template threads and the servlet plugins (after `worker.run()` returned). */
+  /** Runs until shut down (by `shutdown()` or the SDK's signal handlers); rejects if a worker fails. */
+  run(): Promise<void>;
+  shutdown(): void;
+  getState(): State;
+  /** Closes the Temporal connections, the template threads, the servlet plugins and provider connections (after `run()`). */
   close(): Promise<void>;
 }
 
 /**
- * A worker with its real dependencies: the database, the keyring, template threads, a servlet runtime for tool
- * calls and a Temporal client (the reconciler's). Makes sure the reconciler's Schedule exists.
+ * The workers of a process, with their real dependencies: the database, the keyring, template threads, a servlet
+ * runtime, pooled provider connections and a Temporal client (the reconciler's). Two workers on one connection:
+ * workflows, provider calls and bookkeeping on TEMPORAL_TASK_QUEUE, up to WORKER_MAX_PROVIDER_CALLS calls at once
+ * (they wait); tool calls on its `.tools` queue, up to WORKER_MAX_TOOL_CALLS (they compute). Makes sure the
+ * reconciler's Schedule exists.
  */
-export async function createWorker(deps: Omit<ActivityDeps, 'callTool' | 'templates' | 'temporal'>): Promise<RunningWorkerParts> {
+export async function createWorker(deps: Omit<ActivityDeps, 'callTool' | 'templates' | 'temporal' | 'providerFetch'>): Promise<RunningWorkerParts> {
   const { config } = deps;
   installTemporalRuntime(deps.logger);
   const servlets = createServletRuntime({ config, logger: deps.logger });
@@ -37,25 +46,53 @@ export async function createWorker(deps: Omit<ActivityDeps, 'callTool' | 'templa
     loadInstall: (owner, profile, install) => loadInstallForRun(deps.db.models, deps.keyring, owner, profile, install),
   });
   const templates = createTemplateSandbox({ timeoutMs: config.TEMPLATE_TIMEOUT_MS, maxPromptBytes: config.RUN_PROMPT_MAX_BYTES });
+  const provider = createProviderFetch();
   const clientConnection = await Connection.connect({ address: config.TEMPORAL_ADDRESS });
   const temporal = new Client({ connection: clientConnection, namespace: config.TEMPORAL_NAMESPACE });
   const connection = await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS });
   const close = async () => {
     await servlets.close();
     await templates.close();
+    await provider.close();
     await connection.close();
     await clientConnection.close();
   };
   try {
     await ensureReconcileSchedule(temporal, config);
-    const worker = await Worker.create({
+    const activities = createActivities({ ...deps, callTool, templates, temporal, providerFetch: provider.fetch });
+    const { callTool: toolActivity, ...rest } = activities;
+    const main = await Worker.create({
       connection,
       namespace: config.TEMPORAL_NAMESPACE,
       taskQueue: config.TEMPORAL_TASK_QUEUE,
       workflowBundle: await workflowBundle(),
-      activities: createActivities({ ...deps, callTool, templates, temporal }),
+      activities: rest,
+      maxConcurrentActivityTaskExecutions: config.WORKER_MAX_PROVIDER_CALLS,
+      maxCachedWorkflows: config.WORKER_WORKFLOW_CACHE,
     });
-    return { worker, close };
+    const tools = await Worker.create({
+      connection,
+      namespace: config.TEMPORAL_NAMESPACE,
+      taskQueue: toolTaskQueue(config.TEMPORAL_TASK_QUEUE),
+      activities: { callTool: toolActivity },
+      maxConcurrentActivityTaskExecutions: config.WORKER_MAX_TOOL_CALLS,
+    });
+    const workers = [main, tools];
+    return {
+      async run() {
+        // Both stop when either does: a worker that fails takes the other down, so the process exits and is restarted.
+        const runs = workers.map((w) => w.run().finally(() => stopAll()));
+        const outcomes = await Promise.allSettled(runs);
+        const failed = outcomes.find((o): o is PromiseRejectedResult => o.status === 'rejected');
+        if (failed) throw failed.reason;
+      },
+      shutdown: () => stopAll(),
+      getState: () => main.getState(),
+      close,
+    };
+    function stopAll() {
+      for (const w of workers) if (w.getState() === 'RUNNING') w.shutdown();
+    }
   } catch (err) {
     await close();
     throw err;

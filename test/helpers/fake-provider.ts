@@ -14,6 +14,8 @@ export interface RecordedRequest {
   headers: http.IncomingHttpHeaders;
   body: any;
   at: number;
+  /** The client's port: the same port on two requests means one kept-alive connection. */
+  remotePort: number;
 }
 
 export interface FakeReply {
@@ -155,7 +157,7 @@ export async function startFakeProvider(): Promise<FakeProvider> {
         } catch {
           body = undefined;
         }
-        const recorded: RecordedRequest = { provider, path, headers: req.headers, body, at: Date.now() };
+        const recorded: RecordedRequest = { provider, path, headers: req.headers, body, at: Date.now(), remotePort: req.socket.remotePort ?? 0 };
         requests.push(recorded);
         const next = queue.shift() ?? fallback;
         const reply = typeof next === 'function' ? await next(recorded) : next;

@@ -3,13 +3,12 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { Client } from '@temporalio/client';
-import type { Worker } from '@temporalio/worker';
 import { loadConfig, type Config } from '../../src/config';
 import { createLogger, type Logger } from '../../src/logger';
 import { connectDb, type Db } from '../../src/store/connect';
 import { keyringFromConfig, type Keyring } from '../../src/store/secrets';
 import { createApp } from '../../src/http/app';
-import { createWorker } from '../../src/temporal/worker';
+import { createWorker, type RunningWorkerParts } from '../../src/temporal/worker';
 import { installTemporalRuntime } from '../../src/temporal/runtime';
 import { SEARCH_ATTRIBUTES } from '../../src/temporal/search-attributes';
 import { testEnv } from './env';
@@ -41,7 +40,7 @@ export interface Stack {
 }
 
 export interface RunningWorker {
-  worker: Worker;
+  worker: RunningWorkerParts;
   stop(): Promise<void>;
 }
 
@@ -123,7 +122,7 @@ export async function startStack(): Promise<Stack> {
 
   const startWorker = async (overrides: Record<string, string> = {}): Promise<RunningWorker> => {
     const workerConfig = loadConfig({ ...env, ...overrides });
-    const { worker, close } = await createWorker({ config: workerConfig, logger, db, keyring });
+    const worker = await createWorker({ config: workerConfig, logger, db, keyring });
     const running = worker.run();
     let stopped = false;
     const stop = async () => {
@@ -131,7 +130,7 @@ export async function startStack(): Promise<Stack> {
       stopped = true;
       if (worker.getState() === 'RUNNING') worker.shutdown();
       await running.catch(() => undefined);
-      await close();
+      await worker.close();
     };
     teardown.unshift(stop);
     return { worker, stop };

@@ -1,28 +1,11 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import crypto from 'node:crypto';
 import { expect } from 'chai';
 import { getStack } from '../helpers/stack';
 import { api as apiFor, signedIn, startApi } from '../helpers/api';
 import { createTask, postSigned, signedUrl, waitForRun } from '../helpers/runs';
-import { childEnv } from '../helpers/env';
+import { startWorkerProcess } from '../helpers/worker-process';
 import { lastUserText, openaiText } from '../helpers/fake-provider';
-
-/** A worker in its own process (src/worker.ts, as operators run it), so the test can kill it for real. */
-async function startWorkerProcess(env: Record<string, string>): Promise<ChildProcess> {
-  // One process (not the tsx wrapper, which would leave its node child alive when killed).
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/worker.ts'], { env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
-  let output = '';
-  await new Promise<void>((resolve, reject) => {
-    const onData = (d: Buffer) => {
-      output += d.toString();
-      if (output.includes('worker polling')) resolve();
-    };
-    child.stdout!.on('data', onData);
-    child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
-    child.once('exit', (code) => reject(new Error(`worker exited with ${code}: ${output}`)));
-  });
-  return child;
-}
 
 describe('runs: durability', () => {
   const children: ChildProcess[] = [];
