@@ -9,7 +9,7 @@ export type { ActivityDeps };
 export function createActivities(deps: ActivityDeps) {
   return withFailurePolicy(
     deps.logger,
-    { prepareRun: 'preparing the run', recordRun: 'recording the run', callModel: 'the provider call', callTool: 'the tool call', reconcileClosedRuns: 'reconciling runs' },
+    { prepareRun: 'preparing the run', recordRun: 'recording the run', callModel: 'the provider call', callTool: 'the tool call', reconcileClosedRuns: 'reconciling runs', startDeferredRuns: 'starting deferred runs' },
     {
       async echo(input: { text: string }): Promise<string> {
         return input.text;

@@ -1,5 +1,8 @@
 import { Context } from '@temporalio/activity';
+import { clearDeferredStart, closeRun, deferredStarts, findRun } from '../src/store/runs';
+import { findTask } from '../src/store/tasks';
 import { closeFromWorkflow, type ClosedStatus } from '../src/temporal/run-endings';
+import { startFromRecord } from '../src/temporal/start-run';
 import { runTask } from '../workflows/run-task';
 import type { ActivityDeps } from './deps';
 
@@ -7,6 +10,8 @@ import type { ActivityDeps } from './deps';
 const FIRST_LOOKBACK_MS = 7 * 24 * 3600_000;
 /** Visibility records a closure a little after it happens: each pass starts this far before the last one began. */
 const VISIBILITY_LAG_MS = 60_000;
+/** Deferred starts one pass takes on (the rest wait for the next pass). */
+const DEFERRED_STARTS_PER_PASS = 500;
 
 export function createReconcileActivities(deps: ActivityDeps) {
   return {
@@ -35,6 +40,31 @@ export function createReconcileActivities(deps: ActivityDeps) {
       await models.ServiceState.updateOne({ _id: key }, { $set: { at: new Date(began - VISIBILITY_LAG_MS) } }, { upsert: true });
       if (ended) deps.logger.info({ taskQueue: input.taskQueue, ended }, 'reconciler ended runs whose workflow closed without their end');
       return ended;
+    },
+
+    /**
+     * Starts the runs whose trigger recorded them but could not start their workflow (Temporal did not answer), so
+     * every accepted run runs even if its caller never retries. Starting is idempotent by workflow id. Returns how many
+     * it started.
+     */
+    async startDeferredRuns(input: { taskQueue: string }): Promise<number> {
+      const { models } = deps.db;
+      let started = 0;
+      // Started on this worker's queue (config): the queue they were deferred from.
+      for (const deferred of await deferredStarts(models, input.taskQueue, DEFERRED_STARTS_PER_PASS)) {
+        Context.current().heartbeat();
+        const record = await findRun(models, deferred._id);
+        if (record && !record.started && record.status === 'pending') {
+          const task = await findTask(models, { owner: record.owner, profile: record.profile, name: record.task });
+          if (task) {
+            await startFromRecord({ models, temporal: deps.temporal, config: deps.config }, record, task);
+            started++;
+          } else await closeRun(models, record._id, 'the task was deleted before the run could start');
+        }
+        await clearDeferredStart(models, deferred._id);
+      }
+      if (started) deps.logger.info({ started }, 'reconciler started runs whose start had failed');
+      return started;
     },
   };
 }

@@ -7,6 +7,8 @@ export class AppError extends Error {
     readonly status: number,
     readonly code: string,
     message: string,
+    /** More fields of the error body, beside `code` and `message` (e.g. the run a failed trigger recorded). */
+    readonly extra?: Record<string, unknown>,
   ) {
     super(message);
     this.name = 'AppError';
@@ -21,3 +23,8 @@ export const notFound = (what: string) => new AppError(404, 'not_found', `${what
 export const conflict = (message: string, code = 'conflict') => new AppError(409, code, message);
 export const payloadTooLarge = (message: string) => new AppError(413, 'payload_too_large', message);
 export const unsupportedMediaType = (message: string) => new AppError(415, 'unsupported_media_type', message);
+
+/** A dependency that did not answer in time: 503 with `Retry-After`, the code naming it. */
+export type Dependency = 'mongodb' | 'temporal';
+export const dependencyUnavailable = (dependency: Dependency, extra?: Record<string, unknown>, hint = 'retry in a moment') =>
+  new AppError(503, `${dependency}_unavailable`, `${dependency === 'mongodb' ? 'MongoDB' : 'Temporal'} did not answer in time; ${hint}`, extra);

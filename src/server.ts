@@ -9,7 +9,7 @@ import { createApp } from './http/app';
 /** Starts the API. Resolves once it listens; `close` stops it and its connections. */
 export async function startServer(config: Config) {
   const logger = createLogger({ level: config.LOG_LEVEL, name: 'api' });
-  const db = await connectDb(config.MONGO_URL);
+  const db = await connectDb(config.MONGO_URL, { timeoutMs: config.DEPENDENCY_TIMEOUT_MS });
   const temporal = await connectTemporal(config);
   const app = createApp({ config, logger, db, keyring: keyringFromConfig(config), temporal });
   const server: Server = await new Promise((resolve, reject) => {

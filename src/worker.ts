@@ -2,7 +2,8 @@ import { loadConfigOrExit } from './config';
 import { createLogger } from './logger';
 import { connectDb } from './store/connect';
 import { keyringFromConfig } from './store/secrets';
-import { createWorker } from './temporal/worker';
+import { createWorker, type RunningWorkerParts } from './temporal/worker';
+import { startWorkerHttp } from './worker-http';
 
 if (require.main === module) {
   void main();
@@ -12,8 +13,13 @@ async function main() {
   const config = loadConfigOrExit();
   const logger = createLogger({ level: config.LOG_LEVEL, name: 'worker' });
   try {
-    const db = await connectDb(config.MONGO_URL);
+    const db = await connectDb(config.MONGO_URL, { timeoutMs: config.DEPENDENCY_TIMEOUT_MS });
+    // Listening before the workers exist (bundling takes seconds): a taken port fails at once, and probes get 503s.
+    const started: { worker?: RunningWorkerParts } = {};
+    const httpServer = config.WORKER_HTTP_PORT === undefined ? undefined : await startWorkerHttp({ config, logger, db, worker: () => started.worker }, config.WORKER_HTTP_PORT);
+    if (httpServer) logger.info({ host: config.HOST, port: httpServer.port }, 'worker HTTP listening');
     const worker = await createWorker({ config, logger, db, keyring: keyringFromConfig(config) });
+    started.worker = worker;
     logger.info({ taskQueue: config.TEMPORAL_TASK_QUEUE }, 'worker polling');
     // The SDK shuts the worker down on these signals itself; this covers a runtime installed without its handlers.
     const stop = () => {
@@ -22,6 +28,7 @@ async function main() {
     process.once('SIGINT', stop);
     process.once('SIGTERM', stop);
     await worker.run();
+    await httpServer?.close();
     await worker.close();
     await db.close();
   } catch (err) {

@@ -2,7 +2,8 @@
  * Activity timeouts, in one place. Remote calls are also cut to what is left of the run's time limit (run-task.ts). Retries of provider calls happen in the workflow (so the run can show `pending`
  * while it waits), hence every remote activity has a single attempt; local bookkeeping retries until it lands.
  */
-export const PREPARE = { startToCloseTimeout: '30s', retry: { maximumAttempts: 5 } } as const;
+/** Prepare reads the task and writes the record: retried through a database stall of minutes, not a template's fault. */
+export const PREPARE = { startToCloseTimeout: '30s', scheduleToCloseTimeout: '5m', retry: { initialInterval: '500ms', maximumInterval: '10s' } } as const;
 /** A record write must eventually land: the record is what serves closed runs. */
 export const RECORD = { startToCloseTimeout: '30s', retry: { initialInterval: '200ms', maximumInterval: '10s' } } as const;
 /** The provider call heartbeats; a dead worker's call is retried by the workflow after the heartbeat timeout. */

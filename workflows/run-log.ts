@@ -20,7 +20,10 @@ export class RunLog {
   private readonly unsavedMessages: Message[] = [];
   private recordedMessages: number;
 
-  constructor(start: { entries: number; messages: number; at: number; status?: RunStatus }) {
+  private readonly createdAt: number;
+
+  constructor(start: { createdAt: number; entries: number; messages: number; at: number; status?: RunStatus }) {
+    this.createdAt = start.createdAt;
     this.base = this.recordedEntries = start.entries;
     this.recordedMessages = start.messages;
     this.modifiedAt = start.at;
@@ -87,7 +90,7 @@ export class RunLog {
       if (entries.length > 0 && bytes > SNAPSHOT_MAX_BYTES) break;
       entries.push(this.held[i]!);
     }
-    return { status: this.status, modifiedAt: this.modifiedAt, total: this.total, from: start, entries };
+    return { status: this.status, createdAt: this.createdAt, modifiedAt: this.modifiedAt, total: this.total, from: start, entries };
   }
 }
 

@@ -36,7 +36,9 @@ type Ending = { kind: 'answer'; text: Text } | { kind: 'continue'; turn: number 
 export async function runTask(input: RunInput): Promise<RunOutcome> {
   const { resume, limits } = input;
   const log = new RunLog(
-    resume ? { entries: resume.entries, messages: resume.messages, at: Date.now(), status: 'running' } : { entries: 0, messages: 0, at: input.createdAt },
+    resume
+      ? { createdAt: input.createdAt, entries: resume.entries, messages: resume.messages, at: Date.now(), status: 'running' }
+      : { createdAt: input.createdAt, entries: 0, messages: 0, at: input.createdAt },
   );
   setHandler(runQuery, (query) => log.snapshot(query?.from));
   const run: RunRef = { id: workflowInfo().workflowId, createdAt: input.createdAt };

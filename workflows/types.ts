@@ -104,6 +104,8 @@ export interface RunQueryInput {
  */
 export interface RunSnapshot {
   status: RunStatus;
+  /** When the run was created (the record's `created_at`): a read can answer from the query alone. */
+  createdAt: number;
   modifiedAt: number;
   total: number;
   from: number;

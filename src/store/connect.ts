@@ -7,9 +7,18 @@ export interface Db {
   close(): Promise<void>;
 }
 
-/** Connects and builds indexes (unique indexes carry the idempotency rules, so they must exist before use). */
-export async function connectDb(url: string): Promise<Db> {
-  const conn = mongoose.createConnection(url, { serverSelectionTimeoutMS: 10_000, autoIndex: false });
+/**
+ * Connects and builds indexes (unique indexes carry the idempotency rules, so they must exist before use).
+ * `timeoutMs` (the services' DEPENDENCY_TIMEOUT_MS) bounds every call: choosing a server, connecting, waiting for a
+ * pooled connection, and a socket that stops answering (a stalled server), so a stall surfaces as an error within
+ * about that long instead of a hang. Command-line tools, whose scans may take longer, pass none.
+ */
+export async function connectDb(url: string, options: { timeoutMs?: number } = {}): Promise<Db> {
+  const { timeoutMs } = options;
+  const bounds = timeoutMs
+    ? { serverSelectionTimeoutMS: timeoutMs, connectTimeoutMS: timeoutMs, socketTimeoutMS: timeoutMs, waitQueueTimeoutMS: timeoutMs, bufferTimeoutMS: timeoutMs }
+    : { serverSelectionTimeoutMS: 10_000 };
+  const conn = mongoose.createConnection(url, { ...bounds, autoIndex: false });
   await conn.asPromise();
   const models = registerModels(conn);
   await Promise.all(Object.values(models).map((model) => model.createIndexes()));
@@ -30,6 +39,12 @@ export async function retryWhileBusy<T>(write: () => Promise<T>): Promise<T> {
     }
   }
 }
+
+/** MongoDB (or FerretDB) did not answer in time, or cannot be reached: the request may succeed if retried. */
+export const isMongoUnavailable = (err: unknown): boolean =>
+  isBusy(err) ||
+  /^Mongo(Network|NetworkTimeout|ServerSelection|WaitQueueTimeout|PoolCleared|OperationTimeout)Error$/.test((err as { name?: string } | null)?.name ?? '') ||
+  /buffering timed out/.test(String((err as { message?: string } | null)?.message ?? ''));
 
 /** true when the error is a duplicate key (E11000) from a unique index. */
 export const isDuplicateKey = (err: unknown) => (err as { code?: number } | null)?.code === 11000;

@@ -143,6 +143,17 @@ const runBlob = new Schema(
   opts,
 );
 
+/** Runs whose workflow start failed (Temporal did not answer): the reconciler starts them. `_id`: the run's _id. */
+const deferredStart = new Schema(
+  {
+    _id: { type: String, required: true },
+    /** The task queue it was to start on: the reconciler of that queue starts it. */
+    queue: { type: String, required: true },
+    at: { type: Date, required: true },
+  },
+  opts,
+);
+
 /** Small facts the service keeps about itself, e.g. `reconcile/<task queue>`: where the reconciler stopped. */
 const serviceState = new Schema(
   {
@@ -236,6 +247,7 @@ export function registerModels(conn: Connection) {
     RunPage: conn.model('RunPage', runPage, 'run_pages'),
     RunBlob: conn.model('RunBlob', runBlob, 'run_blobs'),
     ServiceState: conn.model('ServiceState', serviceState, 'service_state'),
+    DeferredStart: conn.model('DeferredStart', deferredStart, 'deferred_starts'),
     RevokedUrl: conn.model('RevokedUrl', revokedUrl, 'revoked_urls'),
     Servlet: conn.model('Servlet', servlet, 'servlets'),
     Module: conn.model('Module', moduleBlob, 'modules'),

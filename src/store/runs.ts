@@ -124,3 +124,17 @@ export async function listRuns(models: Models, task: { owner: string; profile: s
 const RUN_TIE_BREAKERS = ['_id'];
 /** The cursor of the run list's page after `record`. */
 export const runCursor = (record: RunRecord) => keysetCursor(record, RUN_TIE_BREAKERS);
+
+/** Notes a run whose workflow could not be started (Temporal did not answer), for the reconciler to start it. */
+export async function deferStart(models: Models, runId: string, queue: string, at = new Date()): Promise<void> {
+  await models.DeferredStart.collection.updateOne({ _id: runId as never }, { $setOnInsert: { queue, at } }, { upsert: true });
+}
+
+/** A queue's runs whose start was deferred, oldest first (a small collection: one document per failed start, until started). */
+export function deferredStarts(models: Models, queue: string, limit: number): Promise<Array<{ _id: string; at: Date }>> {
+  return models.DeferredStart.find({ queue }).sort({ at: 1 }).limit(limit).lean<Array<{ _id: string; at: Date }>>();
+}
+
+export async function clearDeferredStart(models: Models, runId: string): Promise<void> {
+  await models.DeferredStart.collection.deleteOne({ _id: runId as never });
+}

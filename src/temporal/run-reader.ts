@@ -7,6 +7,7 @@ import { closedStatusName, type ClosedStatus } from './run-endings';
 /** A live run as the reader knows it: every entry from the first (contents may be references). */
 export interface LiveView {
   status: RunStatus;
+  createdAt: number;
   modifiedAt: number;
   entries: HeldEntry[];
 }
@@ -36,6 +37,8 @@ interface Tracked {
   /** When the last query failed or did not answer: reads then serve what they have without waiting. */
   failedAt?: number;
   inflight?: Promise<LiveRead>;
+  /** When the query in flight was sent. */
+  inflightAt?: number;
 }
 
 export interface RunReaderOptions {
@@ -75,7 +78,7 @@ export function createRunReader(temporal: Client, options: RunReaderOptions) {
         if (snapshot.from > known) tracked.entries.push(...(await stored.read(known, snapshot.from)));
         tracked.entries.push(...snapshot.entries.slice(Math.max(0, tracked.entries.length - snapshot.from)));
         if (tracked.entries.length >= snapshot.total || snapshot.entries.length === 0) {
-          tracked.view = { status: snapshot.status, modifiedAt: snapshot.modifiedAt, entries: tracked.entries.slice(0, snapshot.total) };
+          tracked.view = { status: snapshot.status, createdAt: snapshot.createdAt, modifiedAt: snapshot.modifiedAt, entries: tracked.entries.slice(0, snapshot.total) };
           tracked.at = Date.now();
           tracked.failedAt = undefined;
           return { kind: 'live', view: tracked.view };
@@ -91,6 +94,7 @@ export function createRunReader(temporal: Client, options: RunReaderOptions) {
       return { kind: 'unavailable', entries: tracked.entries };
     } finally {
       tracked.inflight = undefined;
+      tracked.inflightAt = undefined;
     }
   };
 
@@ -102,11 +106,18 @@ export function createRunReader(temporal: Client, options: RunReaderOptions) {
         runs.set(workflowId, tracked);
       }
       const { view } = tracked;
-      if (view && Date.now() - tracked.at < cacheMs) return { kind: 'live', view };
-      const pending = (tracked.inflight ??= refresh(workflowId, tracked, stored));
-      if (view && tracked.failedAt === undefined) return { kind: 'live', view };
-      // The workflow just failed to answer: serve what there is while the query tries again in the background.
-      if (tracked.failedAt !== undefined && Date.now() - tracked.failedAt < queryTimeoutMs) return { kind: 'unavailable', entries: tracked.entries };
+      const now = Date.now();
+      if (view && now - tracked.at < cacheMs) return { kind: 'live', view };
+      if (!tracked.inflight) {
+        tracked.inflightAt = now;
+        tracked.inflight = refresh(workflowId, tracked, stored);
+      }
+      const pending = tracked.inflight;
+      // A query that has not answered within the wait makes the last answer too old to serve as the live run.
+      const slow = now - tracked.inflightAt! >= waitMs;
+      if (view && tracked.failedAt === undefined && !slow) return { kind: 'live', view };
+      // The workflow just failed to answer, or still has not: serve what there is while the query goes on.
+      if (slow || (tracked.failedAt !== undefined && now - tracked.failedAt < queryTimeoutMs)) return { kind: 'unavailable', entries: tracked.entries };
       let timer: NodeJS.Timeout | undefined;
       const waited = new Promise<LiveRead>((resolve) => {
         timer = setTimeout(() => resolve({ kind: 'unavailable', entries: tracked.entries }), waitMs);

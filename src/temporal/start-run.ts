@@ -3,7 +3,8 @@ import type { TaskRecord } from '../store/tasks';
 import type { Config } from '../config';
 import { isDuplicateKey } from '../store/connect';
 import type { Models } from '../store/models';
-import { findRun, insertRun, recordIdentity, type RunRecord } from '../store/runs';
+import { deferStart, findRun, insertRun, recordIdentity, type RunRecord } from '../store/runs';
+import { unavailableDependency } from '../dependencies';
 import { runTask } from '../../workflows/run-task';
 import type { RunIdentity, RunInput } from '../../workflows/types';
 import { OWNER, PROFILE, RUNNER, TASK } from './search-attributes';
@@ -38,7 +39,15 @@ export async function triggerRun(
   }
   // No worker has recorded the run yet: start it (again). Starting is idempotent by workflow id, and this API never
   // writes the record after inserting it (the workflow is its only writer; see models.ts).
-  if (!record.started && record.status === 'pending') await startFromRecord(deps, record, task, created ? payload : undefined);
+  if (!record.started && record.status === 'pending') {
+    try {
+      await startFromRecord(deps, record, task, created ? payload : undefined);
+    } catch (err) {
+      // Temporal did not answer: the reconciler starts the run once it does (the trigger's caller may also retry).
+      if (unavailableDependency(err) === 'temporal') await deferStart(deps.models, record._id, deps.config.TEMPORAL_TASK_QUEUE).catch(() => undefined);
+      throw err;
+    }
+  }
   return { created };
 }
 
@@ -60,7 +69,7 @@ export async function healLostStart(deps: StartDeps, record: RunRecord, loadTask
 const STUCK_WORKFLOW_GRACE_MS = 5 * 60_000;
 
 /** `payload`: the trigger data when the caller has it at hand (else it is read back from the record). */
-async function startFromRecord(deps: StartDeps, record: RunRecord, task: TaskForRun, payload?: Record<string, unknown>) {
+export async function startFromRecord(deps: StartDeps, record: RunRecord, task: TaskForRun, payload?: Record<string, unknown>) {
   const { config } = deps;
   const identity = recordIdentity(record);
   // Large trigger data stays out of history: the prepare step reads it from the record.

@@ -1,5 +1,6 @@
-import { Client, Connection } from '@temporalio/client';
+import type { Client } from '@temporalio/client';
 import { NativeConnection, Worker, bundleWorkflowCode, type State, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import type { Registry } from 'prom-client';
 import { createActivities, type ActivityDeps } from '../../activities';
 import { createServletRuntime } from '../../activities/servlets';
 import { createTemplateSandbox } from '../../activities/template/sandbox';
@@ -9,6 +10,9 @@ import { toolTaskQueue } from '../../workflows/constants';
 import { loadInstallForRun } from '../store/installations';
 import { ensureReconcileSchedule } from './reconcile-schedule';
 import { installTemporalRuntime } from './runtime';
+import { connectTemporal } from './client';
+import { activityMetrics } from './activity-metrics';
+import { createRegistry } from '../metrics';
 
 /** Bundles workflows/ once per process (webpack, a few seconds); every worker reuses the bundle. */
 let bundle: Promise<WorkflowBundleWithSourceMap> | undefined;
@@ -28,6 +32,10 @@ export interface RunningWorkerParts {
   getState(): State;
   /** Closes the Temporal connections, the template threads, the servlet plugins and provider connections (after `run()`). */
   close(): Promise<void>;
+  /** The workers' Temporal client, for readiness checks (closed by `close()`). */
+  temporal: Client;
+  /** The workers' own metrics (activities, provider calls), for `/metrics`. */
+  metrics: Registry;
 }
 
 /**
@@ -47,8 +55,8 @@ export async function createWorker(deps: Omit<ActivityDeps, 'callTool' | 'templa
   });
   const templates = createTemplateSandbox({ timeoutMs: config.TEMPLATE_TIMEOUT_MS, maxPromptBytes: config.RUN_PROMPT_MAX_BYTES });
   const provider = createProviderFetch();
-  const clientConnection = await Connection.connect({ address: config.TEMPORAL_ADDRESS });
-  const temporal = new Client({ connection: clientConnection, namespace: config.TEMPORAL_NAMESPACE });
+  const temporal = await connectTemporal(config);
+  const clientConnection = temporal.connection;
   const connection = await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS });
   const close = async () => {
     await servlets.close();
@@ -61,6 +69,8 @@ export async function createWorker(deps: Omit<ActivityDeps, 'callTool' | 'templa
     await ensureReconcileSchedule(temporal, config);
     const activities = createActivities({ ...deps, callTool, templates, temporal, providerFetch: provider.fetch });
     const { callTool: toolActivity, ...rest } = activities;
+    const metrics = createRegistry();
+    const interceptors = { activity: [activityMetrics(metrics)] };
     const main = await Worker.create({
       connection,
       namespace: config.TEMPORAL_NAMESPACE,
@@ -69,6 +79,7 @@ export async function createWorker(deps: Omit<ActivityDeps, 'callTool' | 'templa
       activities: rest,
       maxConcurrentActivityTaskExecutions: config.WORKER_MAX_PROVIDER_CALLS,
       maxCachedWorkflows: config.WORKER_WORKFLOW_CACHE,
+      interceptors,
     });
     const tools = await Worker.create({
       connection,
@@ -76,6 +87,7 @@ export async function createWorker(deps: Omit<ActivityDeps, 'callTool' | 'templa
       taskQueue: toolTaskQueue(config.TEMPORAL_TASK_QUEUE),
       activities: { callTool: toolActivity },
       maxConcurrentActivityTaskExecutions: config.WORKER_MAX_TOOL_CALLS,
+      interceptors,
     });
     const workers = [main, tools];
     return {
@@ -89,6 +101,8 @@ export async function createWorker(deps: Omit<ActivityDeps, 'callTool' | 'templa
       shutdown: () => stopAll(),
       getState: () => main.getState(),
       close,
+      temporal,
+      metrics,
     };
     function stopAll() {
       for (const w of workers) if (w.getState() === 'RUNNING') w.shutdown();

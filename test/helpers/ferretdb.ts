@@ -9,7 +9,7 @@ import { freePort, waitForPort } from './net';
  * test run. Not `?mode=memory`: with it, FerretDB 1.24.2 deadlocks on any update of an existing document (the
  * update's transaction never gets its lock, and every later command on the collection hangs behind it).
  */
-export async function startFerretDb(bin: string): Promise<{ url: string; stop(): Promise<void> }> {
+export async function startFerretDb(bin: string): Promise<{ url: string; pid: number; stop(): Promise<void> }> {
   const port = await freePort();
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ptr-ferretdb-'));
   const child: ChildProcess = spawn(
@@ -34,6 +34,7 @@ export async function startFerretDb(bin: string): Promise<{ url: string; stop():
   exited.catch(() => undefined);
   return {
     url: `mongodb://127.0.0.1:${port}/`,
+    pid: child.pid!,
     async stop() {
       child.removeAllListeners('exit');
       if (child.exitCode === null) {

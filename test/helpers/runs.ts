@@ -43,7 +43,7 @@ export async function postSigned(url: string, body: unknown, headers: Record<str
   } catch {
     parsed = undefined;
   }
-  return { status: res.status, body: parsed, text };
+  return { status: res.status, headers: res.headers, body: parsed, text };
 }
 
 /** A run's workflow history as text, with payloads (base64 in the history) decoded, to search it for secrets. */

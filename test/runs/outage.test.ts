@@ -24,7 +24,8 @@ describe('runs: Temporal unreachable', () => {
       const signed = (await signedUrl(api, 'default', 'outage')).replace(stack.config.PUBLIC_URL, url);
       const down = await postSigned(signed, { text: 'later' }, { 'run-id': 'o1' });
       expect(down.status, down.text).to.equal(503);
-      expect(down.body.error.code).to.equal('service_unavailable');
+      expect(down.body.error.code).to.equal('temporal_unavailable');
+      expect(down.body.error.run, 'the answer names the run it may have recorded').to.equal('o1');
       expect(down.body.error.message).to.contain('retry');
       const again = await postSigned(signed.replace(url, stack.config.PUBLIC_URL), { text: 'ignored' }, { 'run-id': 'o1' });
       expect(again.status).to.equal(200);

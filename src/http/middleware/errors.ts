@@ -1,9 +1,9 @@
 import type { Middleware } from 'koa';
 import { ZodError } from 'zod';
-import { AppError } from '../../errors';
+import { AppError, dependencyUnavailable } from '../../errors';
+import { unavailableDependency } from '../../dependencies';
 import type { Logger } from '../../logger';
 import { formatZodError } from '../validate';
-import { isBusy } from '../../store/connect';
 
 /** Maps every error once: AppError → its status, zod → 400, body parser errors → 400/413/415, anything else → 500. */
 export function errorHandler(logger: Logger): Middleware {
@@ -14,17 +14,18 @@ export function errorHandler(logger: Logger): Middleware {
         throw new AppError(404, 'not_found', `no route for ${ctx.method} ${ctx.path}`);
       }
     } catch (err) {
-      const { status, code, message } = toPublicError(err);
-      if (status >= 500) logger.error({ err, method: ctx.method, path: ctx.path }, 'request failed');
+      const { status, code, message, extra } = toPublicError(err);
+      if (status === 503) logger.warn({ err: { name: (err as Error)?.name, message: (err as Error)?.message }, method: ctx.method, path: ctx.path, code }, 'a dependency did not answer');
+      else if (status >= 500) logger.error({ err, method: ctx.method, path: ctx.path }, 'request failed');
       if (status === 503) ctx.set('Retry-After', '1');
       ctx.status = status;
-      ctx.body = { error: { code, message } };
+      ctx.body = { error: { code, message, ...extra } };
     }
   };
 }
 
-function toPublicError(err: unknown): { status: number; code: string; message: string } {
-  if (err instanceof AppError) return { status: err.status, code: err.code, message: err.message };
+function toPublicError(err: unknown): { status: number; code: string; message: string; extra?: Record<string, unknown> } {
+  if (err instanceof AppError) return { status: err.status, code: err.code, message: err.message, extra: err.extra };
   if (err instanceof ZodError) return { status: 400, code: 'invalid_request', message: formatZodError(err) };
   const e = err as { status?: number; statusCode?: number; type?: string; expose?: boolean; message?: string };
   const status = e.status ?? e.statusCode;
@@ -38,18 +39,7 @@ function toPublicError(err: unknown): { status: number; code: string; message: s
     }
     return { status, code: 'invalid_request', message: e.expose && e.message ? e.message : 'bad request' };
   }
-  if (isBackendUnavailable(err)) {
-    return { status: 503, code: 'service_unavailable', message: 'a backend (Temporal or the database) did not answer in time; retry (triggers are idempotent)' };
-  }
+  const dependency = unavailableDependency(err);
+  if (dependency) return toPublicError(dependencyUnavailable(dependency));
   return { status: 500, code: 'internal', message: 'internal error' };
-}
-
-/** Timeouts and unreachable servers of Temporal (gRPC) or MongoDB: the request may well succeed if retried. */
-function isBackendUnavailable(err: unknown): boolean {
-  const e = err as { name?: string; code?: number | string; cause?: unknown } | null;
-  if (!e) return false;
-  // gRPC: 4 DEADLINE_EXCEEDED, 8 RESOURCE_EXHAUSTED, 14 UNAVAILABLE
-  if (e.name === 'ServiceError' && [4, 8, 14].includes(Number((e.cause as { code?: number } | undefined)?.code))) return true;
-  if (isBusy(err)) return true;
-  return /^Mongo(Network|NetworkTimeout|ServerSelection|WaitQueueTimeout|PoolCleared)Error$/.test(e.name ?? '');
 }

@@ -1,7 +1,8 @@
 import crypto from 'node:crypto';
 import type { Context } from 'koa';
 import { LRUCache } from 'lru-cache';
-import { notFound } from '../../../errors';
+import { dependencyUnavailable, notFound } from '../../../errors';
+import { unavailableDependency } from '../../../dependencies';
 import { resolveEntry, StoredContentMissing } from '../../../store/run-content';
 import { closeRun, entryCount, findRun, listRuns, readEntries, runCursor, runWorkflowId, type RunRecord } from '../../../store/runs';
 import { createTextCache } from '../../../store/text-cache';
@@ -41,8 +42,9 @@ export function runReads(deps: AppDeps, reader: RunReader, healLostStart: (recor
   const resolve = (entries: HeldEntry[]): Promise<ResultEntry[]> => Promise.all(entries.map((e) => resolveEntry(e, texts.load)));
   const storedEntries = (record: RunRecord) => ({ count: entryCount(record), read: (from: number, to: number) => readEntries(models, record, from, to) });
   const allEntries = (record: RunRecord) => readEntries(models, record, 0, entryCount(record));
-  const render = async (record: RunRecord, run: { status: RunStatus | string; modifiedAt: Date | number; entries: HeldEntry[] }) =>
-    JSON.stringify(presentRun({ name: record.name, status: run.status, results: await resolve(run.entries), createdAt: record.created_at, modifiedAt: run.modifiedAt }));
+  /** `head`: the run's name and creation time (a record, or what a query said when the record cannot be read). */
+  const render = async (head: { name: string; created_at: Date | number }, run: { status: RunStatus | string; modifiedAt: Date | number; entries: HeldEntry[] }) =>
+    JSON.stringify(presentRun({ name: head.name, status: run.status, results: await resolve(run.entries), createdAt: head.created_at, modifiedAt: run.modifiedAt }));
 
   /** A closed run's ETag: it never changes once closed, so its identity and last change name its body. */
   const closedEtag = (record: RunRecord, modifiedAt: number, count: number) =>
@@ -68,10 +70,10 @@ export function runReads(deps: AppDeps, reader: RunReader, healLostStart: (recor
     ctx.body = body;
   };
 
-  const sendLive = async (ctx: Context, record: RunRecord, view: LiveView) => {
+  const sendLive = async (ctx: Context, head: { name: string; created_at: Date | number }, view: LiveView) => {
     let body = liveBodies.get(view);
     if (body === undefined) {
-      body = await render(record, view);
+      body = await render(head, view);
       liveBodies.set(view, body);
     }
     ctx.set('Cache-Control', 'no-store');
@@ -139,7 +141,13 @@ export function runReads(deps: AppDeps, reader: RunReader, healLostStart: (recor
   };
 
   async function read(ctx: Context, id: RunIdentity): Promise<void> {
-    const record = await records.get(runWorkflowId(id), () => findRun(models, id));
+    let record: RunRecord | null;
+    try {
+      record = await records.get(runWorkflowId(id), () => findRun(models, id));
+    } catch (err) {
+      if (unavailableDependency(err) !== 'mongodb') throw err;
+      return readLiveWithoutStore(ctx, id);
+    }
     if (!record) throw notFound(`run "${id.run}"`);
     if (isTerminal(record.status)) return sendClosed(ctx, record);
     const live = await reader.read(record._id, storedEntries(record));
@@ -158,7 +166,21 @@ export function runReads(deps: AppDeps, reader: RunReader, healLostStart: (recor
       return isTerminal(fresh.status) ? sendClosed(ctx, fresh) : sendRecord(ctx, fresh);
     }
     if (live.kind === 'gone') await healLostStart(record);
-    return sendRecord(ctx, record, live.kind === 'unavailable' ? live.entries : []);
+    // The record as the store has it now (the cached one may be a status behind), with the entries known beyond it.
+    records.forget(record._id);
+    const current = (await records.get(record._id, () => findRun(models, id))) ?? record;
+    return sendRecord(ctx, current, live.kind === 'unavailable' ? live.entries : []);
+  }
+
+  /**
+   * MongoDB did not answer: a live run whose workflow can still tell it all (its entries from the first, or this
+   * process has the rest) answers from the query; anything else is a 503 naming MongoDB.
+   */
+  async function readLiveWithoutStore(ctx: Context, id: RunIdentity): Promise<void> {
+    const workflowId = runWorkflowId(id);
+    const live = await reader.read(workflowId, { count: 0, read: () => Promise.reject(dependencyUnavailable('mongodb')) });
+    if (live.kind !== 'live' || isTerminal(live.view.status)) throw dependencyUnavailable('mongodb');
+    await sendLive(ctx, { name: id.run, created_at: live.view.createdAt }, live.view);
   }
 }
 

@@ -1,5 +1,6 @@
 import type { Context } from 'koa';
-import { notFound } from '../../../errors';
+import { dependencyUnavailable, notFound } from '../../../errors';
+import { unavailableDependency } from '../../../dependencies';
 import { runWorkflowId } from '../../../store/runs';
 import { revocationLookup, type RevocationLookup } from '../../../store/signed-urls';
 import { findTask, type TaskRecord, type TaskRef } from '../../../store/tasks';
@@ -59,7 +60,15 @@ export function runService(deps: AppDeps, reader: RunReader) {
 
     /** 201 when the run was created, 200 when the name was used before; both answer the run's URL. */
     async trigger(ctx: Context, task: TaskRecord, run: string, payload: Record<string, unknown>, url: string) {
-      const { created } = await triggerRun(startDeps, task, run, payload);
+      let created: boolean;
+      try {
+        ({ created } = await triggerRun(startDeps, task, run, payload));
+      } catch (err) {
+        // The run may be recorded (and will then be started): the answer names it, so a retry with that name runs once.
+        const dependency = unavailableDependency(err);
+        if (!dependency) throw err;
+        throw dependencyUnavailable(dependency, { run, url }, `the run "${run}" may have been recorded: retry with the same run name and it runs once`);
+      }
       ctx.status = created ? 201 : 200;
       ctx.body = { url };
     },

@@ -1,7 +1,8 @@
 import crypto from 'node:crypto';
 import Router from '@koa/router';
 import type { Context } from 'koa';
-import { badRequest, forbidden, notFound } from '../../../errors';
+import { badRequest, dependencyUnavailable, forbidden, notFound } from '../../../errors';
+import { unavailableDependency } from '../../../dependencies';
 import { parseSignedUrl, revokeAllUrls, revokeUrl, signatureValid, signTaskUrl, verifySignedUrl } from '../../../store/signed-urls';
 import type { AppDeps } from '../../deps';
 import { parse } from '../../validate';
@@ -54,9 +55,9 @@ export function signedTriggerRouter(deps: AppDeps, runs: RunService): Router {
   router.post('/signed/tasks/:owner/:profile/:task', async (ctx) => {
     const parts = parseSignedUrl(ctx.originalUrl);
     if (!parts) throw forbidden('the signed URL is not valid', 'signed_url_invalid');
-    const task = await runs.findTaskForTrigger(parts.owner, parts.profile, parts.task);
+    const task = await beforeTheRun(ctx, () => runs.findTaskForTrigger(parts.owner, parts.profile, parts.task));
     if (!task) throw forbidden('the signed URL is not valid', 'signed_url_invalid');
-    const verdict = await verifySignedUrl(runs.revocations, config.SIGNING_SECRET, parts, task);
+    const verdict = await beforeTheRun(ctx, () => verifySignedUrl(runs.revocations, config.SIGNING_SECRET, parts, task));
     if (!verdict.ok) throw forbidden(verdict.message, verdict.code);
     const run = parse(runIdHeader, ctx.get('run-id') || undefined, 'header.run-id') ?? `run-${Date.now()}-${crypto.randomBytes(4).toString('hex')}`;
     const payload = ctx.request.body as Record<string, unknown>;
@@ -66,4 +67,16 @@ export function signedTriggerRouter(deps: AppDeps, runs: RunService): Router {
     throw notFound('route (signed URLs take POST)');
   });
   return router;
+}
+
+/** A lookup before any run is recorded: a dependency that does not answer makes a 503 saying nothing was started. */
+async function beforeTheRun<T>(ctx: Context, lookup: () => Promise<T>): Promise<T> {
+  try {
+    return await lookup();
+  } catch (err) {
+    const dependency = unavailableDependency(err);
+    if (!dependency) throw err;
+    const requested = ctx.get('run-id');
+    throw dependencyUnavailable(dependency, requested ? { run: requested } : undefined, 'nothing was started: retry');
+  }
 }
