@@ -1,11 +1,12 @@
-import { monitorEventLoopDelay } from 'node:perf_hooks';
 import Koa from 'koa';
 import Router from '@koa/router';
+import { Counter } from 'prom-client';
 import type { AppDeps } from './deps';
 import { errorHandler } from './middleware/errors';
 import { jsonBody } from './middleware/body';
 import { requireSession } from './middleware/auth';
 import { accessLog } from './middleware/access-log';
+import { requestMetrics } from './middleware/metrics';
 import { usersRouter } from './routes/users/router';
 import { profilesRouter } from './routes/profiles/router';
 import { tasksRouter } from './routes/tasks/router';
@@ -17,40 +18,31 @@ import { moduleUploadBypass } from './routes/servlets/module-upload';
 import { installationsRouter } from './routes/installations/router';
 import { contentRouter } from './routes/content/router';
 import { codecRouter } from './routes/codec/router';
+import { healthRouter } from './routes/health/router';
 import { createRunReader } from '../temporal/run-reader';
+import { createRegistry } from '../metrics';
 
 /** Builds the API without listening: entry points call `listen`, tests use port 0. */
 export function createApp(deps: AppDeps): Koa {
   const app = new Koa({ proxy: true });
   app.silent = true;
 
-  const open = new Router();
-  open.get('/healthz', (ctx) => {
-    ctx.body = { ok: true };
+  const reader = createRunReader(deps.temporal, { cacheMs: deps.config.LIVE_RUN_CACHE_MS, waitMs: deps.config.LIVE_READ_WAIT_MS });
+  const runs = runService(deps, reader);
+  const metrics = createRegistry();
+  // Read from the reader when scraped: the benchmark divides it by the live polls it made.
+  new Counter({
+    name: 'ptr_live_run_queries_total',
+    help: 'Temporal queries sent to read live runs.',
+    registers: [metrics],
+    collect() {
+      this.reset();
+      this.inc(reader.queryCount());
+    },
   });
 
-  const reader = createRunReader(deps.temporal, { cacheMs: deps.config.LIVE_RUN_CACHE_MS, waitMs: deps.config.LIVE_READ_WAIT_MS });
-  // How long requests wait for this process's event loop (a busy or starved API shows here before anywhere else).
-  const loopDelay = monitorEventLoopDelay({ resolution: 10 });
-  loopDelay.enable();
-  const runs = runService(deps, reader);
-  // Prometheus text format, for operators and the benchmark (how many Temporal queries live-run polls cost).
-  open.get('/metrics', (ctx) => {
-    ctx.type = 'text/plain; version=0.0.4';
-    ctx.body = [
-      '# HELP ptr_live_run_queries_total Temporal queries sent to read live runs.',
-      '# TYPE ptr_live_run_queries_total counter',
-      `ptr_live_run_queries_total ${reader.queryCount()}`,
-      '# HELP ptr_event_loop_delay_seconds Event loop delay of the API process since it started.',
-      '# TYPE ptr_event_loop_delay_seconds summary',
-      ...[50, 99].map((q) => `ptr_event_loop_delay_seconds{quantile="${q / 100}"} ${loopDelay.percentile(q) / 1e9}`),
-      `ptr_event_loop_delay_seconds_max ${loopDelay.max / 1e9}`,
-      '# HELP process_resident_memory_bytes Resident memory of the API process.',
-      '# TYPE process_resident_memory_bytes gauge',
-      `process_resident_memory_bytes ${process.memoryUsage().rss}`,
-      '',
-    ].join('\n');
-  });
+  const open = new Router();
+  open.use(healthRouter(deps, metrics).routes());
   open.use(signedTriggerRouter(deps, runs).routes());
   open.use(codecRouter(deps).routes());
 
@@ -65,6 +57,7 @@ export function createApp(deps: AppDeps): Koa {
   api.use(installationsRouter(deps).routes());
   api.use(contentRouter(deps).routes());
 
+  app.use(requestMetrics(metrics));
   app.use(accessLog(deps.logger));
   app.use(errorHandler(deps.logger));
   app.use(moduleUploadBypass());
