@@ -43,6 +43,8 @@ export interface ServletRuntime {
 
 /** Compiled modules kept (by content address); compiling is cheap, but loading from the store is not. */
 const MODULE_CACHE_SIZE = 64;
+/** ...and at most this many bytes of modules (a module may be up to MODULE_LIMIT_BYTES). */
+const MODULE_CACHE_BYTES = 256 * 1024 * 1024;
 
 /** Throws when NETWORK_BLOCKLIST or NETWORK_ALLOWLIST has an entry it cannot read. */
 export function createServletRuntime(options: { config: Config; logger: Logger }): ServletRuntime {
@@ -51,13 +53,18 @@ export function createServletRuntime(options: { config: Config; logger: Logger }
   const policy = parseNetworkPolicy({ blocklist: config.NETWORK_BLOCKLIST, allowlist: config.NETWORK_ALLOWLIST });
   const dispatcher = createPinnedAgent(policy, { connectTimeoutMs: config.SERVLET_CALL_TIMEOUT_MS });
   const deps: HostDeps = { config, logger, policy, dispatcher };
-  /** Compiled modules by content address; a failed load leaves (lru-cache drops a rejected fetch) and is tried again. */
-  const modules = new LRUCache<string, CompiledModule, InstallRef>({
+  /**
+   * Compiled modules by content address, bounded in count and in their modules' bytes; a failed load leaves
+   * (lru-cache drops a rejected fetch) and is tried again.
+   */
+  const modules = new LRUCache<string, { module: CompiledModule; bytes: number }, InstallRef>({
     max: MODULE_CACHE_SIZE,
+    maxSize: MODULE_CACHE_BYTES,
+    sizeCalculation: (compiled) => Math.max(1, compiled.bytes),
     fetchMethod: async (address, _stale, { context: install }) => {
       const bytes = await install.loadModule();
       if (contentAddress(bytes) !== address) throw new Error(`the stored module does not match its content address ${address}`);
-      return compileServlet(bytes, config.SERVLET_MAX_MEMORY_MB);
+      return { module: await compileServlet(bytes, config.SERVLET_MAX_MEMORY_MB), bytes: bytes.byteLength };
     },
   });
   /** Warm plugins per install; the pool used longest ago is retired past SERVLET_WARM_INSTALLS. */
@@ -70,7 +77,7 @@ export function createServletRuntime(options: { config: Config; logger: Logger }
   let closed = false;
 
   async function compiled(install: InstallRef): Promise<CompiledModule> {
-    return (await modules.fetch(install.contentAddress, { context: install }))!;
+    return (await modules.fetch(install.contentAddress, { context: install }))!.module;
   }
 
   function poolFor(install: InstallRef, module: CompiledModule): InstancePool {

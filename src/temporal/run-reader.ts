@@ -31,6 +31,8 @@ export interface StoredEntries {
 interface Tracked {
   /** Every entry known, from the first: entries never change once written, so this only grows. */
   entries: HeldEntry[];
+  /** About what the entries hold (their JSON size), for the bound on all the runs tracked. */
+  bytes: number;
   /** The last answer (a new object each answer: the caller may key rendered bodies on it) and when it came. */
   view?: LiveView;
   at: number;
@@ -49,6 +51,8 @@ export interface RunReaderOptions {
   /** Deadline of one query. */
   queryTimeoutMs?: number;
   maxRuns?: number;
+  /** Bound on the entries held for all tracked runs together (their JSON size). */
+  maxBytes?: number;
 }
 
 /**
@@ -60,23 +64,30 @@ export interface RunReaderOptions {
  * serves the record. Queries of a closed workflow are rejected (not replayed), which says how it ended.
  */
 export function createRunReader(temporal: Client, options: RunReaderOptions) {
-  const { cacheMs, waitMs, queryTimeoutMs = 10_000, maxRuns = 10_000 } = options;
+  const { cacheMs, waitMs, queryTimeoutMs = 10_000, maxRuns = 10_000, maxBytes = 128 * 1024 * 1024 } = options;
   const workflows = new WorkflowClient({ connection: temporal.connection, namespace: temporal.options.namespace, queryRejectCondition: 'NOT_OPEN' });
-  /** The runs being read, the one read longest ago dropped past `maxRuns`. */
-  const runs = new LRUCache<string, Tracked>({ max: maxRuns });
+  /** The runs being read, the one read longest ago dropped past `maxRuns` or `maxBytes` of entries. */
+  const runs = new LRUCache<string, Tracked>({ max: maxRuns, maxSize: maxBytes, sizeCalculation: (tracked) => Math.max(1, tracked.bytes) });
+  /** Adds entries to what a run is known to have, and its new size to the bound. */
+  const learn = (workflowId: string, tracked: Tracked, entries: HeldEntry[]) => {
+    if (entries.length === 0) return;
+    tracked.entries.push(...entries);
+    tracked.bytes += entries.reduce((n, e) => n + JSON.stringify(e).length, 0);
+    if (runs.get(workflowId) === tracked) runs.set(workflowId, tracked);
+  };
   let queries = 0;
 
   const refresh = async (workflowId: string, tracked: Tracked, stored: StoredEntries): Promise<LiveRead> => {
     try {
-      if (tracked.entries.length < stored.count) tracked.entries.push(...(await stored.read(tracked.entries.length, stored.count)));
+      if (tracked.entries.length < stored.count) learn(workflowId, tracked, await stored.read(tracked.entries.length, stored.count));
       const handle = workflows.getHandle(workflowId);
       for (;;) {
         queries++;
         const known = tracked.entries.length;
         const snapshot = await workflows.withDeadline(Date.now() + queryTimeoutMs, () => handle.query(runQuery, { from: known }));
         // Entries before the workflow's first (it continued as new) are in the store.
-        if (snapshot.from > known) tracked.entries.push(...(await stored.read(known, snapshot.from)));
-        tracked.entries.push(...snapshot.entries.slice(Math.max(0, tracked.entries.length - snapshot.from)));
+        if (snapshot.from > known) learn(workflowId, tracked, await stored.read(known, snapshot.from));
+        learn(workflowId, tracked, snapshot.entries.slice(Math.max(0, tracked.entries.length - snapshot.from)));
         if (tracked.entries.length >= snapshot.total || snapshot.entries.length === 0) {
           tracked.view = { status: snapshot.status, createdAt: snapshot.createdAt, modifiedAt: snapshot.modifiedAt, entries: tracked.entries.slice(0, snapshot.total) };
           tracked.at = Date.now();
@@ -102,7 +113,7 @@ export function createRunReader(temporal: Client, options: RunReaderOptions) {
     async read(workflowId: string, stored: StoredEntries): Promise<LiveRead> {
       let tracked = runs.get(workflowId);
       if (!tracked) {
-        tracked = { entries: [], at: 0 };
+        tracked = { entries: [], bytes: 0, at: 0 };
         runs.set(workflowId, tracked);
       }
       const { view } = tracked;

@@ -92,6 +92,25 @@ describe('the lookup cache (sessions, trigger lookups)', () => {
     expect(loads).to.deep.equal(['a', 'b', 'a', 'c', 'b']);
   });
 
+  it('past its size in bytes, drops the key used longest ago, and keeps no answer larger than itself', async () => {
+    const cache = createTtlCache<string>(10_000, { maxBytes: 250 });
+    const loads: string[] = [];
+    const load = (key: string, size: number) => async () => {
+      loads.push(key);
+      return key.repeat(size);
+    };
+    await cache.get('a', load('a', 100));
+    await cache.get('b', load('b', 100));
+    await cache.get('a', load('a', 100)); // a used: b is now the oldest
+    await cache.get('c', load('c', 100)); // 300 bytes over 250: b goes
+    await cache.get('a', load('a', 100));
+    await cache.get('b', load('b', 100));
+    const huge = await cache.get('h', load('h', 1000));
+    expect(huge).to.have.length(1000);
+    await cache.get('h', load('h', 1000));
+    expect(loads).to.deep.equal(['a', 'b', 'c', 'b', 'h', 'h']);
+  });
+
   it('forgets a key at once', async () => {
     const cache = createTtlCache<number>(10_000);
     let loads = 0;
