@@ -161,7 +161,8 @@ export function createRunActivities(deps: ActivityDeps) {
   /** Runs a remote activity's work, heartbeating while it waits so a lost worker is noticed within the heartbeat timeout. */
   async function heartbeating<T>(work: (signal: AbortSignal) => Promise<T>): Promise<T> {
     const ctx = Context.current();
-    const beat = setInterval(() => ctx.heartbeat(), Math.max(200, Math.min(5_000, (ctx.info.heartbeatTimeoutMs ?? 15_000) / 3)));
+    // A third of the heartbeat timeout: a call shorter than that sends none (the SDK also spaces them out).
+    const beat = setInterval(() => ctx.heartbeat(), Math.max(200, (ctx.info.heartbeatTimeoutMs ?? 30_000) / 3));
     try {
       return await work(ctx.cancellationSignal);
     } finally {

@@ -17,6 +17,7 @@ import { childPids, cpuSeconds, get, hammer, inFlight, percentile, round, rssMb 
 import { startBenchStack, startChild } from './stack';
 import { benchServlets } from './servlets';
 import { benchLongRun, printLongRun } from './long';
+import { benchSlowModel, printSlowModel } from './slow';
 import { freePort, waitForPort } from '../test/helpers/net';
 
 const log = (msg: string) => process.stderr.write(`[bench] ${msg}\n`);
@@ -25,7 +26,7 @@ const log = (msg: string) => process.stderr.write(`[bench] ${msg}\n`);
  * `npm run bench -- throughput live` measures only those parts (for work on one figure); no names: all of them.
  * `--profile` also writes V8 CPU profiles of the API and the worker processes.
  */
-const PARTS = ['serial', 'throughput', 'closed', 'live', 'memory', 'servlets', 'long'] as const;
+const PARTS = ['serial', 'throughput', 'closed', 'live', 'memory', 'servlets', 'long', 'slow'] as const;
 const chosen = process.argv.slice(2).filter((a) => !a.startsWith('-'));
 for (const name of chosen) if (!(PARTS as readonly string[]).includes(name)) throw new Error(`unknown part "${name}"; the parts are ${PARTS.join(', ')}`);
 const profileDir = process.argv.includes('--profile') ? path.join(os.tmpdir(), `ptr-bench-profiles-${process.pid}`) : undefined;
@@ -258,6 +259,11 @@ async function measure(s: Awaited<ReturnType<typeof startBenchStack>>) {
     // Last: no live run is held any more, so the other parts' requests are answered by `echo`.
     results.longRun = await benchLongRun({ stack: s, api, pids, otherwise: echo, log });
   }
+  if (wanted('slow')) {
+    log('a slow model: 1,000 runs at once against answers after 10 s, beside the same against the instant model; 1,000 held calls; then two workers...');
+    // After the live part too: every other request is answered at once by `echo`.
+    results.slowModel = await benchSlowModel({ stack: s, api, pids, otherwise: echo, log });
+  }
   results.triggersRetriedAfter503 = retried503;
 
   // A partial run (some parts named) does not overwrite the full figures.
@@ -305,7 +311,7 @@ function printTable(r: any, file: string) {
   const widths = [0, 1, 2, 3].map((i) => Math.max(...rows.map((row) => row[i]!.length), ['figure', 'ours', 'baseline', 'target'][i]!.length));
   const line = (cells: string[]) => `| ${cells.map((c, i) => c.padEnd(widths[i]!)).join(' | ')} |`;
   console.log(`\nMachine: ${r.machine}\n`);
-  // Only the long part chosen: it prints a table of its own.
+  // Only the long or slow part chosen: each prints a table of its own.
   if (rows.length > 0) {
     console.log(line(['figure', 'ours', 'baseline', 'target']));
     console.log(`|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`);
@@ -316,6 +322,7 @@ function printTable(r: any, file: string) {
     console.log(`\nCPU ms per run at 32 in flight: ours: ${parts(r.throughput32.cpuMsPerRun)}; baseline: ${parts(r.throughput32.baselineCpuMsPerRun)}`);
   }
   if (r.longRun) printLongRun(r.longRun);
+  if (r.slowModel) printSlowModel(r.slowModel);
   console.log(`\nWritten to ${file}`);
 }
 

@@ -14,9 +14,12 @@ import { createBaselineActivities } from './baseline/activities';
 
 const root = path.resolve(__dirname, '..');
 
-/** A child started as `node --import tsx <file>` (one process, so its RSS is the component's own). */
-export function startChild(file: string, args: string[], env: Record<string, string>, nodeFlags: string[] = []): ChildProcess {
-  const log = path.join(os.tmpdir(), `ptr-bench-${path.basename(file, '.ts')}.log`);
+/**
+ * A child started as `node --import tsx <file>` (one process, so its RSS is the component's own), logging to
+ * /tmp/ptr-bench-<logName>.log (a second process of the same file needs a name of its own).
+ */
+export function startChild(file: string, args: string[], env: Record<string, string>, nodeFlags: string[] = [], logName = path.basename(file, '.ts')): ChildProcess {
+  const log = path.join(os.tmpdir(), `ptr-bench-${logName}.log`);
   const out = fs.openSync(log, 'w');
   const child = spawn(process.execPath, [...nodeFlags, '--import', 'tsx', path.join(root, file), ...args], {
     env: { ...process.env, ...env },
@@ -31,12 +34,14 @@ export async function startBenchStack(options: { profileDir?: string } = {}) {
   if (!testEnv.temporalCli || !testEnv.ferretdbBin) throw new Error('run scripts/install-tools.sh first (npm run tools)');
   const fake = await startFakeProvider();
   const ferret = await startFerretDb(testEnv.ferretdbBin);
+  // The server's Prometheus metrics (requests and persistence operations by kind) on a port the bench knows.
+  const temporalMetricsPort = await freePort();
   const temporal = await TestWorkflowEnvironment.createLocal({
     server: {
       executable: { type: 'existing-path', path: testEnv.temporalCli },
       ip: '127.0.0.1',
       searchAttributes: SEARCH_ATTRIBUTES,
-      extraArgs: ['--dynamic-config-value', 'system.enableActivityEagerExecution=true', '--log-level', 'error'],
+      extraArgs: ['--dynamic-config-value', 'system.enableActivityEagerExecution=true', '--log-level', 'error', '--metrics-port', String(temporalMetricsPort)],
     },
   });
   const port = await freePort();
@@ -76,6 +81,7 @@ export async function startBenchStack(options: { profileDir?: string } = {}) {
     apiUrl: `http://127.0.0.1:${port}`,
     fake,
     client: temporal.client,
+    temporalMetricsUrl: `http://127.0.0.1:${temporalMetricsPort}/metrics`,
     apiPid: api.pid!,
     workerPid: worker.pid!,
     async stop() {

@@ -68,8 +68,12 @@ const schema = z.object({
   PROVIDER_RETRY_INITIAL_MS: positiveInt.default(1_000),
   PROVIDER_RETRY_MAX_MS: positiveInt.default(60_000),
   PROVIDER_MAX_ATTEMPTS: positiveInt.default(6),
-  /** A worker that stops heartbeating while it waits on a provider is presumed lost after this long. */
-  PROVIDER_HEARTBEAT_TIMEOUT_MS: positiveInt.default(15_000),
+  /**
+   * A worker that stops heartbeating while it waits on a provider is presumed lost after this long (and its call made
+   * again). Heartbeats go every third of it; each costs the Temporal server a few ms of CPU (measured: 4 ms on the
+   * dev server), so thousands of waiting calls make it a trade between that load and how soon a lost worker is noticed.
+   */
+  PROVIDER_HEARTBEAT_TIMEOUT_MS: positiveInt.default(30_000),
   LIVE_RUN_CACHE_MS: z.coerce.number().int().min(0).max(5_000).default(500),
   /** How long the API reuses a run record for reads; a deleted run may be served this long after deletion. */
   RUN_RECORD_CACHE_MS: z.coerce.number().int().min(0).max(10_000).default(2_000),
