@@ -1,22 +1,19 @@
 import { Context } from '@temporalio/activity';
 import { storeText } from '../src/store/run-content';
-import { findRun, recordProgress, type RunProgress } from '../src/store/runs';
-import { findTaskVersion, maxTokensFor, openTaskKey, type TaskVersionRecord } from '../src/store/tasks';
+import { recordProgress, type RunProgress } from '../src/store/runs';
+import { findTaskVersion, openTaskKey, type TaskVersionRecord } from '../src/store/tasks';
 import { createTtlCache } from '../src/ttl-cache';
-import { LEVEL } from '../workflows/constants';
+import { finalEntry } from '../workflows/constants';
 import { runFailure } from '../workflows/failures';
-import type { HeldEntry, Message, ModelTurn, RunIdentity, RunRef, Runner, StartedRun, Text, ToolOutcome, ToolSpec } from '../workflows/types';
+import type { ModelCallInput, ModelTurn, RunRef, StartedRun, Text, ToolOutcome, ToolSpec } from '../workflows/types';
 import type { ActivityDeps } from './deps';
+import { createPrepare, type PrepareInput } from './prepare-run';
 import { callAnthropic } from './providers/anthropic';
 import { callOpenAI } from './providers/openai';
 import { createRunContentCache } from './run-content-cache';
-import { TemplateFailure } from './template/sandbox';
 import type { ToolCallInput } from './tool-call';
-import { listProfileTools } from './tools';
 
 const VERSION_CACHE_MS = 60_000;
-/** Tool specs go to every model call: inline only when they are small, else stored once and referred to. */
-const TOOL_SPECS_INLINE_BYTES = 8 * 1024;
 
 /**
  * The activities of a run. Keys are loaded and decrypted only inside `callModel`, used, and dropped. Whatever an
@@ -46,47 +43,9 @@ export function createRunActivities(deps: ActivityDeps) {
     return stored;
   };
 
-  return {
-    /**
-     * Local activity: expands the prompt (in a worker thread, within TEMPLATE_TIMEOUT_MS), lists the profile's
-     * tools, and records the run as `running` with its first entries and the prompt as message 0 (one write).
-     */
-    async prepareRun(input: { run: RunRef; identity: RunIdentity; taskId: string; taskVersion: number; payload?: Record<string, unknown> }): Promise<StartedRun> {
-      const version = await loadVersion(input.taskId, input.taskVersion);
-      const payload = input.payload ?? (await storedPayload(input.run.id));
-      let expanded: { prompt: string; missing: string[] };
-      try {
-        expanded = await deps.templates.expand(version.prompt, payload);
-      } catch (err) {
-        if (!(err instanceof TemplateFailure)) throw err;
-        if (err.kind === 'timeout') throw runFailure('TemplateTimeout', err.message);
-        if (err.kind === 'too_large') throw runFailure('PromptTooLarge', err.message);
-        throw runFailure('BadTemplate', `the prompt template cannot be expanded: ${err.message}`);
-      }
-      const tools = await listProfileTools(models, input.identity.owner, input.identity.profile);
-      const prompt = await store(input.run, 'prompt', expanded.prompt);
-      const toolSpecs = await store(input.run, 'tools', JSON.stringify(tools), TOOL_SPECS_INLINE_BYTES);
-      const now = Date.now();
-      const entries: HeldEntry[] = [{ msg: 'run started', time: now, level: LEVEL.info }];
-      for (const name of expanded.missing) entries.push({ msg: `placeholder {{ ${name} }} has no value in the trigger data; it expands to empty`, time: now, level: LEVEL.warn });
-      if (tools.length) entries.push({ msg: `tools offered: ${tools.map((t) => t.name).join(', ')}`, time: now, level: LEVEL.info });
-      entries.push({ msg: 'prompt', exchange: { role: 'user', content: prompt } });
-      const messages: Message[] = [{ role: 'user', text: prompt }];
-      await recordProgress(models, input.run.id, { status: 'running', modifiedAt: now, entries: { from: 0, items: entries }, messages: { from: 0, items: messages } });
-      await contents.saved(input.run, 0, messages);
-      return {
-        prepared: {
-          runner: version.runner,
-          model: version.model,
-          maxTokens: maxTokensFor(deps.config, version) ?? null,
-          tools: tools.map(({ name, install, tool }) => ({ name, install, tool })),
-          toolSpecs,
-        },
-        entries,
-        at: now,
-      };
-    },
+  const prepare = createPrepare({ deps, contents, loadVersion, store });
 
+  return {
     /** Local activity: the workflow's write of its run (status, new entries, new messages). */
     async recordRun(input: RunProgress & { run: RunRef }): Promise<void> {
       const { run, ...progress } = input;
@@ -95,45 +54,25 @@ export function createRunActivities(deps: ActivityDeps) {
     },
 
     /**
-     * Remote activity: one provider call with the run's first `messages` messages, heartbeating while it waits so a
-     * lost worker is noticed. Large parts of the answer are stored and returned as references.
+     * Local activity: expands the prompt (in a worker thread, within TEMPLATE_TIMEOUT_MS), lists the profile's tools,
+     * and records the run as `running` with its first entries and the prompt as message 0 (one write).
      */
-    async callModel(input: {
-      run: RunRef;
-      taskId: string;
-      taskVersion: number;
-      runner: Runner;
-      model: string;
-      maxTokens: number | null;
-      toolSpecs: Text;
-      messages: number;
-    }): Promise<ModelTurn> {
-      const version = await loadVersion(input.taskId, input.taskVersion);
-      let key: string;
-      try {
-        key = openTaskKey(deps.keyring, deps.config, version);
-      } catch (err) {
-        throw runFailure('NoKey', (err as Error).message);
-      }
-      const conversation = await contents.conversation(input.run, input.messages);
-      const tools = JSON.parse(await contents.text(input.toolSpecs)) as ToolSpec[];
-      const answer = await heartbeating(async (signal) => {
-        const call = { key, fetch: deps.providerFetch, model: input.model, maxTokens: input.maxTokens, conversation, tools, timeoutMs: deps.config.PROVIDER_TIMEOUT_MS, signal };
-        return input.runner === 'openai'
-          ? callOpenAI({ ...call, baseURL: deps.config.OPENAI_BASE_URL })
-          : callAnthropic({ ...call, baseURL: deps.config.ANTHROPIC_BASE_URL, maxTokens: input.maxTokens ?? deps.config.ANTHROPIC_MAX_TOKENS });
-      });
-      return {
-        text: await store(input.run, 'text', answer.text),
-        toolCalls: await Promise.all(
-          answer.toolCalls.map(async (call, i) => ({
-            id: call.id,
-            name: call.name,
-            arguments: await store(input.run, `args${i}`, JSON.stringify(call.arguments)),
-            shown: await store(input.run, `call${i}`, JSON.stringify({ tool: call.name, arguments: call.arguments })),
-          })),
-        ),
-      };
+    async prepareRun(input: PrepareInput): Promise<StartedRun> {
+      return prepare(input, 0);
+    },
+
+    /**
+     * Remote activity: one provider call with the run's first `messages` messages, heartbeating while it waits so a
+     * lost worker is noticed. Large parts of the answer are stored and returned as references. A call that may end
+     * the run (`finish`: nothing else waits to be written) records its end when the model answers without tool calls,
+     * at entry `entriesFrom`: a run's last turn then needs no write of its own.
+     */
+    async callModel(input: ModelCallInput): Promise<ModelTurn & { finishedAt?: number }> {
+      const turn = await heartbeating((signal) => modelTurn(input, signal));
+      if (!input.finish || turn.toolCalls.length > 0) return turn;
+      const finishedAt = Date.now();
+      await recordProgress(models, input.run.id, { status: 'ready', modifiedAt: finishedAt, entries: { from: input.entriesFrom, items: [finalEntry(turn.text)] } });
+      return { ...turn, finishedAt };
     },
 
     /** Remote activity: one tool call in its servlet's sandbox (heartbeating too). Servlet faults come back as `isError` results. */
@@ -152,10 +91,34 @@ export function createRunActivities(deps: ActivityDeps) {
     },
   };
 
-  async function storedPayload(runId: string): Promise<Record<string, unknown>> {
-    const record = await findRun(models, runId);
-    if (!record) throw runFailure('TaskGone', 'the run was deleted before it started');
-    return JSON.parse(record.payload_json) as Record<string, unknown>;
+  /** The provider call itself, and the storing of its answer's large parts. */
+  async function modelTurn(input: ModelCallInput, signal: AbortSignal): Promise<ModelTurn> {
+    const { model } = input;
+    const version = await loadVersion(input.taskId, input.taskVersion);
+    let key: string;
+    try {
+      key = openTaskKey(deps.keyring, deps.config, version);
+    } catch (err) {
+      throw runFailure('NoKey', (err as Error).message);
+    }
+    const conversation = await contents.conversation(input.run, input.messages);
+    const tools = JSON.parse(await contents.text(model.toolSpecs)) as ToolSpec[];
+    const call = { key, fetch: deps.providerFetch, model: model.model, maxTokens: model.maxTokens, conversation, tools, timeoutMs: deps.config.PROVIDER_TIMEOUT_MS, signal };
+    const answer =
+      model.runner === 'openai'
+        ? await callOpenAI({ ...call, baseURL: deps.config.OPENAI_BASE_URL })
+        : await callAnthropic({ ...call, baseURL: deps.config.ANTHROPIC_BASE_URL, maxTokens: model.maxTokens ?? deps.config.ANTHROPIC_MAX_TOKENS });
+    return {
+      text: await store(input.run, 'text', answer.text),
+      toolCalls: await Promise.all(
+        answer.toolCalls.map(async (c, i) => ({
+          id: c.id,
+          name: c.name,
+          arguments: await store(input.run, `args${i}`, JSON.stringify(c.arguments)),
+          shown: await store(input.run, `call${i}`, JSON.stringify({ tool: c.name, arguments: c.arguments })),
+        })),
+      ),
+    };
   }
 
   /** Runs a remote activity's work, heartbeating while it waits so a lost worker is noticed within the heartbeat timeout. */

@@ -1,5 +1,5 @@
 /** Runtime constants of runs, shared by the workflow and the API (deterministic: no I/O, nothing from Node). */
-import type { RunStatus } from './types';
+import type { LastEntry, RunStatus, Text } from './types';
 
 export const TERMINAL: readonly RunStatus[] = ['ready', 'error'];
 
@@ -13,3 +13,6 @@ export const LEVEL = { info: 30, warn: 40, error: 50 } as const;
  * its own queue with its own limit on the same workers (src/temporal/worker.ts).
  */
 export const toolTaskQueue = (taskQueue: string) => `${taskQueue}.tools`;
+
+/** The entry that ends a run that the model answered. */
+export const finalEntry = (text: Text): LastEntry<Text> => ({ msg: 'final answer', lastMessage: { role: 'assistant', content: text } });

@@ -36,7 +36,7 @@ export function runFailure(type: FailureType, message: string, details?: Provide
   return ApplicationFailure.create({ type, message, nonRetryable: !FAILURES[type].retryable, details: details ? [details] : undefined });
 }
 
-const isListed = (type: string | undefined | null): type is FailureType => !!type && Object.prototype.hasOwnProperty.call(FAILURES, type);
+export const isListedFailure = (type: string | undefined | null): type is FailureType => !!type && Object.prototype.hasOwnProperty.call(FAILURES, type);
 
 /** The generic reason of an unlisted failure: what it was doing, never its internal message. */
 export const internalReason = (step: string) => `an internal error stopped ${step}; the worker's log has the details`;
@@ -53,7 +53,7 @@ export interface FailureReading {
  */
 export function readFailure(err: unknown, step: { name: string; kind: 'provider' | 'tool' | 'other' }): FailureReading {
   const cause = err instanceof ActivityFailure ? err.cause : err;
-  if (cause instanceof ApplicationFailure && isListed(cause.type)) {
+  if (cause instanceof ApplicationFailure && isListedFailure(cause.type)) {
     const details = (cause.details?.[0] ?? {}) as ProviderFailureDetails;
     return { retryable: !cause.nonRetryable, reason: cause.message, retryAfterMs: details.retryAfterMs };
   }

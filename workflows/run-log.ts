@@ -34,6 +34,11 @@ export class RunLog {
     return this.base + this.held.length;
   }
 
+  /** Whether the store has every entry and message (nothing waits for a write). */
+  get allRecorded(): boolean {
+    return this.recordedEntries === this.total && this.unsavedMessages.length === 0;
+  }
+
   /** Messages in the conversation so far, saved or not. */
   get messages(): number {
     return this.recordedMessages + this.unsavedMessages.length;

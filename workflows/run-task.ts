@@ -13,11 +13,11 @@ import {
 } from '@temporalio/workflow';
 import { TimeoutType } from '@temporalio/common';
 import type { Activities } from '../activities';
-import { LEVEL, toolTaskQueue } from './constants';
+import { finalEntry, LEVEL, toolTaskQueue } from './constants';
 import { readFailure } from './failures';
 import { PREPARE, RECORD, TOOL_CALL, providerCall } from './limits';
 import { RunLog } from './run-log';
-import type { ModelTurn, PreparedRun, RunInput, RunOutcome, RunQueryInput, RunRef, RunSnapshot, RunStatus, Text, ToolOutcome } from './types';
+import type { ModelCallInput, ModelTurn, PreparedRun, RunInput, RunOutcome, RunQueryInput, RunRef, RunSnapshot, RunStatus, Text, ToolOutcome } from './types';
 
 /** The live run, a bounded view of it: `{ from }` asks for the entries from that index on. */
 export const runQuery = defineQuery<RunSnapshot, [RunQueryInput?]>('run');
@@ -25,7 +25,7 @@ export const runQuery = defineQuery<RunSnapshot, [RunQueryInput?]>('run');
 /** A failure that ends the run in `error` with this message as the reason. */
 class RunFailed extends Error {}
 
-type Ending = { kind: 'answer'; text: Text } | { kind: 'continue'; turn: number };
+type Ending = { kind: 'answer'; text: Text; finishedAt?: number } | { kind: 'continue'; turn: number };
 
 /**
  * One run of a task: expand the prompt, call the provider, run the tools it asks for, until it answers without tool
@@ -72,10 +72,12 @@ export async function runTask(input: RunInput): Promise<RunOutcome> {
   };
   const providerOptions = providerCall(limits.providerHeartbeatMs, limits.providerCallMs);
 
-  const modelTurn = async (prepared: PreparedRun): Promise<ModelTurn> => {
-    const call = { run, taskId: input.taskId, taskVersion: input.taskVersion, runner: prepared.runner, model: prepared.model, maxTokens: prepared.maxTokens, toolSpecs: prepared.toolSpecs, messages: log.messages };
-    // Retryable provider failures are retried here with backoff; the run shows `pending` while it waits.
+  /** One model call, retried with backoff (the run shows `pending` while it waits); `finishedAt` when it ended the run. */
+  const modelTurn = async (prepared: PreparedRun): Promise<ModelTurn & { finishedAt?: number }> => {
+    const model = { runner: prepared.runner, model: prepared.model, maxTokens: prepared.maxTokens, toolSpecs: prepared.toolSpecs };
     for (let attempt = 1; ; attempt++) {
+      // With nothing left to write, an answer without tool calls ends the run in the same activity.
+      const call: ModelCallInput = { run, taskId: input.taskId, taskVersion: input.taskVersion, model, messages: log.messages, entriesFrom: log.total, finish: log.allRecorded };
       try {
         return await proxyActivities<Activities>(bounded(providerOptions)).callModel(call);
       } catch (err) {
@@ -125,7 +127,7 @@ export async function runTask(input: RunInput): Promise<RunOutcome> {
     for (let turn = firstTurn; turn <= limits.maxTurns; turn++) {
       if (turn > firstTurn && historyIsLong(limits.continueAsNewEvents)) return { kind: 'continue', turn };
       const answer = await modelTurn(prepared);
-      if (answer.toolCalls.length === 0) return { kind: 'answer', text: answer.text };
+      if (answer.toolCalls.length === 0) return { kind: 'answer', text: answer.text, finishedAt: answer.finishedAt };
       if (answer.text !== '') log.push({ msg: 'assistant', exchange: { role: 'assistant', content: answer.text } });
       log.addMessage({ role: 'assistant', text: answer.text, toolCalls: answer.toolCalls.map(({ id, name, arguments: args }) => ({ id, name, arguments: args })) });
       for (const call of answer.toolCalls) {
@@ -153,9 +155,15 @@ export async function runTask(input: RunInput): Promise<RunOutcome> {
     const next = { deadline, turn: ending.turn, prepared: prepared!, entries: log.total, messages: log.messages, continued: (resume?.continued ?? 0) + 1 };
     return continueAsNew<typeof runTask>({ ...input, payload: undefined, resume: next });
   }
+  if (ending?.finishedAt !== undefined) {
+    // The model call recorded the run's end itself.
+    log.status = 'ready';
+    log.pushRecorded([finalEntry(ending.text)], ending.finishedAt);
+    return { status: 'ready', entries: log.total };
+  }
   if (ending) {
     status = 'ready';
-    log.push({ msg: 'final answer', lastMessage: { role: 'assistant', content: ending.text } });
+    log.push(finalEntry(ending.text));
   } else status = 'error';
   // Recorded even when the workflow itself is being cancelled (task deleted), so the record says why it ended.
   await CancellationScope.nonCancellable(() => record(status));

@@ -165,6 +165,23 @@ export interface PreparedRun {
   toolSpecs: Text;
 }
 
+/** What a model call needs of the run's model, prepared once. */
+export type ModelSettings = Pick<PreparedRun, 'runner' | 'model' | 'maxTokens' | 'toolSpecs'>;
+
+/** A model call (activities/run-activities.ts `callModel`). */
+export interface ModelCallInput {
+  run: RunRef;
+  taskId: string;
+  taskVersion: number;
+  model: ModelSettings;
+  /** The conversation's length so far (messages the call reads from the store). */
+  messages: number;
+  /** Index of the next entry: where the run's end goes when the call records it. */
+  entriesFrom: number;
+  /** When the model answers without tool calls, the call also records the run's end (nothing else waits to be written). */
+  finish: boolean;
+}
+
 /** What the prepare step returns: the run's inputs, and the entries it recorded with status `running` at `at`. */
 export interface StartedRun {
   prepared: PreparedRun;

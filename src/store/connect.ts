@@ -40,11 +40,15 @@ export async function retryWhileBusy<T>(write: () => Promise<T>): Promise<T> {
   }
 }
 
+const UNAVAILABLE = /^(Mongo(Network|NetworkTimeout|ServerSelection|WaitQueueTimeout|PoolCleared|OperationTimeout|TopologyClosed|NotConnected)Error|PoolClearedOnNetworkError|PoolClearedError)$/;
+
 /** MongoDB (or FerretDB) did not answer in time, or cannot be reached: the request may succeed if retried. */
-export const isMongoUnavailable = (err: unknown): boolean =>
-  isBusy(err) ||
-  /^Mongo(Network|NetworkTimeout|ServerSelection|WaitQueueTimeout|PoolCleared|OperationTimeout)Error$/.test((err as { name?: string } | null)?.name ?? '') ||
-  /buffering timed out/.test(String((err as { message?: string } | null)?.message ?? ''));
+export const isMongoUnavailable = (err: unknown): boolean => {
+  for (let e = err as { name?: string; message?: string; cause?: unknown } | null | undefined, depth = 0; e && depth < 4; e = e.cause as typeof e, depth++) {
+    if (isBusy(e) || UNAVAILABLE.test(e.name ?? '') || /buffering timed out/.test(String(e.message ?? ''))) return true;
+  }
+  return false;
+};
 
 /** true when the error is a duplicate key (E11000) from a unique index. */
 export const isDuplicateKey = (err: unknown) => (err as { code?: number } | null)?.code === 11000;

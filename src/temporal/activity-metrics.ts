@@ -1,6 +1,6 @@
 import type { ActivityInterceptorsFactory } from '@temporalio/worker';
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
-import type { Activities } from '../../activities';
+import type { ModelCallInput } from '../../workflows/types';
 import { RUNNERS } from '../store/tasks';
 
 type Outcome = 'completed' | 'failed' | 'cancelled';
@@ -37,7 +37,7 @@ export function activityMetrics(registry: Registry): ActivityInterceptorsFactory
     inbound: {
       async execute(input, next) {
         const activity = ctx.info.activityType;
-        const provider = activity === 'callModel' ? providerCalls.startTimer({ runner: runnerOf(input.args[0]) }) : undefined;
+        const provider = activity === 'callModel' ? providerCalls.startTimer() : undefined;
         inFlight.inc({ activity });
         let outcome: Outcome = 'failed';
         try {
@@ -52,7 +52,7 @@ export function activityMetrics(registry: Registry): ActivityInterceptorsFactory
         } finally {
           inFlight.dec({ activity });
           total.inc({ activity, outcome });
-          provider?.({ outcome });
+          provider?.({ outcome, runner: runnerOf(input.args[0]) });
         }
       },
     },
@@ -61,6 +61,6 @@ export function activityMetrics(registry: Registry): ActivityInterceptorsFactory
 
 /** The runner of a callModel input, or `other`: a label value must come from a known set. */
 function runnerOf(input: unknown): string {
-  const runner = (input as Partial<Parameters<Activities['callModel']>[0]> | undefined)?.runner;
+  const runner = (input as Partial<ModelCallInput> | undefined)?.model?.runner;
   return runner !== undefined && RUNNERS.includes(runner) ? runner : 'other';
 }

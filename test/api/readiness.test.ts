@@ -196,6 +196,8 @@ describe('readiness and metrics', () => {
         const { text } = await get(`${workerUrl}/metrics`);
         expect(sample(text, 'ptr_activities_total', { activity: 'callModel', outcome: 'completed' }), text).to.equal(1);
         expect(sample(text, 'ptr_activities_total', { activity: 'prepareRun', outcome: 'completed' })).to.equal(1);
+        // The model call that answers records the run's end: no record write of its own for a one-turn run.
+        expect(text).not.to.match(/ptr_activities_total\{activity="recordRun"/);
         expect(sample(text, 'ptr_activities_in_flight', { activity: 'callModel' })).to.equal(0);
         expect(sample(text, 'ptr_provider_call_duration_seconds_count', { runner: 'openai', outcome: 'completed' })).to.equal(1);
         expect(sample(text, 'process_resident_memory_bytes')).to.be.above(0);

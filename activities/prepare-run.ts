@@ -1,0 +1,78 @@
+import type { Models } from '../src/store/models';
+import { findRun, recordProgress } from '../src/store/runs';
+import { maxTokensFor, type TaskVersionRecord } from '../src/store/tasks';
+import { LEVEL } from '../workflows/constants';
+import { runFailure } from '../workflows/failures';
+import type { HeldEntry, Message, RunIdentity, RunRef, StartedRun, Text } from '../workflows/types';
+import type { ActivityDeps } from './deps';
+import type { RunContentCache } from './run-content-cache';
+import { TemplateFailure } from './template/sandbox';
+import { listProfileTools } from './tools';
+
+/** Tool specs go to every model call: inline only when they are small, else stored once and referred to. */
+const TOOL_SPECS_INLINE_BYTES = 8 * 1024;
+
+export interface PrepareInput {
+  run: RunRef;
+  identity: RunIdentity;
+  taskId: string;
+  taskVersion: number;
+  /** The trigger data when small; else read from the run record. */
+  payload?: Record<string, unknown>;
+}
+
+/**
+ * The run's preparation, done by its first model call: expands the prompt (in a worker thread, within
+ * TEMPLATE_TIMEOUT_MS), lists the profile's tools, and records the run as `running` with its first entries (from
+ * index `entriesFrom`) and the prompt as message 0, in one write. Template failures are the run's (listed failures).
+ */
+export function createPrepare(parts: {
+  deps: ActivityDeps;
+  contents: RunContentCache;
+  loadVersion: (taskId: string, version: number) => Promise<TaskVersionRecord>;
+  store: (run: RunRef, slot: string, text: string, limit?: number) => Promise<Text>;
+}) {
+  const { deps, contents, loadVersion, store } = parts;
+  const { models } = deps.db;
+  return async (input: PrepareInput, entriesFrom: number): Promise<StartedRun> => {
+    const version = await loadVersion(input.taskId, input.taskVersion);
+    const payload = input.payload ?? (await storedPayload(models, input.run.id));
+    let expanded: { prompt: string; missing: string[] };
+    try {
+      expanded = await deps.templates.expand(version.prompt, payload);
+    } catch (err) {
+      if (!(err instanceof TemplateFailure)) throw err;
+      if (err.kind === 'timeout') throw runFailure('TemplateTimeout', err.message);
+      if (err.kind === 'too_large') throw runFailure('PromptTooLarge', err.message);
+      throw runFailure('BadTemplate', `the prompt template cannot be expanded: ${err.message}`);
+    }
+    const tools = await listProfileTools(models, input.identity.owner, input.identity.profile);
+    const prompt = await store(input.run, 'prompt', expanded.prompt);
+    const toolSpecs = await store(input.run, 'tools', JSON.stringify(tools), TOOL_SPECS_INLINE_BYTES);
+    const now = Date.now();
+    const entries: HeldEntry[] = [{ msg: 'run started', time: now, level: LEVEL.info }];
+    for (const name of expanded.missing) entries.push({ msg: `placeholder {{ ${name} }} has no value in the trigger data; it expands to empty`, time: now, level: LEVEL.warn });
+    if (tools.length) entries.push({ msg: `tools offered: ${tools.map((t) => t.name).join(', ')}`, time: now, level: LEVEL.info });
+    entries.push({ msg: 'prompt', exchange: { role: 'user', content: prompt } });
+    const messages: Message[] = [{ role: 'user', text: prompt }];
+    await recordProgress(models, input.run.id, { status: 'running', modifiedAt: now, entries: { from: entriesFrom, items: entries }, messages: { from: 0, items: messages } });
+    await contents.saved(input.run, 0, messages);
+    return {
+      prepared: {
+        runner: version.runner,
+        model: version.model,
+        maxTokens: maxTokensFor(deps.config, version) ?? null,
+        tools: tools.map(({ name, install, tool }) => ({ name, install, tool })),
+        toolSpecs,
+      },
+      entries,
+      at: now,
+    };
+  };
+}
+
+async function storedPayload(models: Models, runId: string): Promise<Record<string, unknown>> {
+  const record = await findRun(models, runId);
+  if (!record) throw runFailure('TaskGone', 'the run was deleted before it started');
+  return JSON.parse(record.payload_json) as Record<string, unknown>;
+}

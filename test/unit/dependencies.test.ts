@@ -1,0 +1,26 @@
+import { expect } from 'chai';
+import { unavailableDependency } from '../../src/dependencies';
+
+const named = (name: string, extra: Record<string, unknown> = {}) => Object.assign(new Error(name), { name, ...extra });
+
+describe('which dependency an error says did not answer', () => {
+  it('names MongoDB for the driver\'s network, timeout, pool and selection errors, and for a cause among them', () => {
+    for (const name of ['MongoNetworkError', 'MongoNetworkTimeoutError', 'MongoServerSelectionError', 'MongoWaitQueueTimeoutError', 'PoolClearedOnNetworkError', 'MongoPoolClearedError']) {
+      expect(unavailableDependency(named(name)), name).to.equal('mongodb');
+    }
+    expect(unavailableDependency(named('MongoBulkWriteError', { cause: named('MongoNetworkTimeoutError') }))).to.equal('mongodb');
+    expect(unavailableDependency(new Error('Operation `runs.findOne()` buffering timed out after 3000ms'))).to.equal('mongodb');
+  });
+
+  it('names Temporal for gRPC deadlines, unavailability, exhaustion and cancellation, as the SDK wraps them', () => {
+    for (const code of [1, 4, 8, 14]) expect(unavailableDependency(named('ServiceError', { cause: { code } })), `code ${code}`).to.equal('temporal');
+    expect(unavailableDependency(Object.assign(new Error('deadline'), { code: 4, details: 'Deadline exceeded' }))).to.equal('temporal');
+  });
+
+  it('names none for anything else', () => {
+    expect(unavailableDependency(named('ServiceError', { cause: { code: 3 } }))).to.equal(undefined);
+    expect(unavailableDependency(named('MongoServerError', { code: 11000 }))).to.equal(undefined);
+    expect(unavailableDependency(new TypeError('x is undefined'))).to.equal(undefined);
+    expect(unavailableDependency(null)).to.equal(undefined);
+  });
+});
