@@ -13,11 +13,12 @@ import { installTemporalRuntime } from '../src/temporal/runtime';
 import { createSession } from '../src/store/sessions';
 import { runWorkflowId } from '../src/temporal/ids';
 import { lastUserText, openaiText, type Responder } from '../test/helpers/fake-provider';
-import { childPids, cpuSeconds, get, hammer, inFlight, percentile, round, rssMb } from './measure';
+import { childPids, cpuSeconds, get, hammer, inFlight, percentile, round } from './measure';
 import { startBenchStack, startChild } from './stack';
 import { benchServlets } from './servlets';
 import { benchLongRun, printLongRun } from './long';
 import { benchSlowModel, printSlowModel } from './slow';
+import { memoryBench, memoryRows, printMemory } from './memory';
 import { freePort, waitForPort } from '../test/helpers/net';
 
 const log = (msg: string) => process.stderr.write(`[bench] ${msg}\n`);
@@ -31,11 +32,13 @@ const chosen = process.argv.slice(2).filter((a) => !a.startsWith('-'));
 for (const name of chosen) if (!(PARTS as readonly string[]).includes(name)) throw new Error(`unknown part "${name}"; the parts are ${PARTS.join(', ')}`);
 const profileDir = process.argv.includes('--profile') ? path.join(os.tmpdir(), `ptr-bench-profiles-${process.pid}`) : undefined;
 const wanted = (part: (typeof PARTS)[number]) => chosen.length === 0 || chosen.includes(part);
+/** The memory part's heap snapshots of the API (kept: open them in Chrome DevTools). */
+const heapSnapshotDir = wanted('memory') ? fs.mkdtempSync(path.join(os.tmpdir(), 'ptr-bench-heap-')) : undefined;
 
 async function main() {
   log('starting the stack (Temporal dev server, FerretDB, API and worker processes)...');
   installTemporalRuntime(createLogger({ level: 'warn', name: 'bench' }));
-  const s = await startBenchStack({ profileDir });
+  const s = await startBenchStack({ profileDir, heapSnapshotDir });
   try {
     await measure(s);
   } catch (err) {
@@ -68,11 +71,13 @@ async function measure(s: Awaited<ReturnType<typeof startBenchStack>>) {
   const workflowOf = (run: string) => s.client.workflow.getHandle(runWorkflowId({ owner: 'bench', profile: 'default', task: 'bench', run }));
   let runs = 0;
   let retried503 = 0;
-  const run = async (name: string, text = 'x') => {
+  /** `apiUrl`: through another API process of the stack than its own. */
+  const run = async (name: string, text = 'x', apiUrl?: string) => {
+    const url = apiUrl ? `${apiUrl}${signed.slice(new URL(signed).origin.length)}` : signed;
     // Like a client: a 503 (the database busy) is retried; triggers are idempotent by name.
     let res: Response;
     for (let attempt = 1; ; attempt++) {
-      res = await fetch(signed, { method: 'POST', headers: { 'content-type': 'application/json', 'run-id': name }, body: JSON.stringify({ text }) });
+      res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', 'run-id': name }, body: JSON.stringify({ text }) });
       if (res.status !== 503 || attempt === 5) break;
       retried503++;
       await res.arrayBuffer();
@@ -112,17 +117,12 @@ async function measure(s: Awaited<ReturnType<typeof startBenchStack>>) {
     return { result, cpuMsPerItem };
   };
 
-  /** RSS of the API and the worker the first time this is called with 1,000 runs done (the memory figure's start). */
-  let memoryAt1000: { api: number; worker: number; runs: number } | undefined;
-  const firstMemorySnapshot = async () => {
-    if (memoryAt1000 || runs < 1000 || !wanted('memory')) return;
-    await sleep(2000);
-    memoryAt1000 = { api: await rssMb(s.apiPid), worker: await rssMb(s.workerPid), runs };
-  };
+  const memory = wanted('memory') ? memoryBench({ stack: s, runs: () => runs, run: (name, apiUrl) => run(name, 'x', apiUrl), log }) : undefined;
 
   log('warming up...');
   await inFlight(20, 4, (i) => run(`warm-${i}`));
   await inFlight(20, 4, () => bareRun());
+  await memory?.start();
 
   const results: Record<string, unknown> = {
     machine: `${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}, ${round(os.totalmem() / 2 ** 30, 0)} GiB, Node ${process.version}`,
@@ -155,8 +155,9 @@ async function measure(s: Awaited<ReturnType<typeof startBenchStack>>) {
       }
     };
     for (const [r, which] of ORDER.entries()) {
+      // The memory part's first point once 1,000 runs are done: like its others, 2 s after the runs before it.
+      await memory?.firstIfDue();
       log(`  ${which}: the stack settled in ${await settle()} s`);
-      await firstMemorySnapshot();
       const { result, cpuMsPerItem } = await cpuPerItem(PER_ROUND, () => inFlight(PER_ROUND, 32, (i) => (which === 'ours' ? run(`tput-${r}-${i}`) : bareRun())));
       totals[which].seconds += result.seconds;
       for (const [k, ms] of Object.entries(cpuMsPerItem)) totals[which].cpuMs[k] = (totals[which].cpuMs[k] ?? 0) + (ms * PER_ROUND) / perSide;
@@ -234,16 +235,7 @@ async function measure(s: Awaited<ReturnType<typeof startBenchStack>>) {
     results.livePolls = { pollers: 200, liveRuns: 20, p99Ms: round(percentile(pollLatencies, 99)), p50Ms: round(percentile(pollLatencies, 50)), serverP99Ms: round(percentile(serverLatencies, 99)), firstPollP99Ms: round(percentile(firstPolls, 99)), coresBusy: pollCpu, queriesPerLiveRunPerSecond: round(queriesPerRunPerSecond, 2) };
   }
 
-  if (wanted('memory')) {
-    log(`memory: driving to 1,000 then 5,000 completed runs (now ${runs})...`);
-    await inFlight(Math.max(0, 1000 - runs), 32, (i) => run(`mem1-${i}`));
-    await firstMemorySnapshot();
-    const mem1000 = memoryAt1000!;
-    await inFlight(Math.max(0, 5000 - runs), 32, (i) => run(`mem5-${i}`));
-    await sleep(2000);
-    const mem5000 = { api: await rssMb(s.apiPid), worker: await rssMb(s.workerPid) };
-    results.memoryMb = { firstAfterRuns: mem1000.runs, after1000: { api: round(mem1000.api), worker: round(mem1000.worker) }, after5000: { api: round(mem5000.api), worker: round(mem5000.worker) }, growth: { api: round(mem5000.api / mem1000.api - 1, 2), worker: round(mem5000.worker / mem1000.worker - 1, 2) } };
-  }
+  if (memory) results.memoryMb = await memory.finish();
 
   if (wanted('servlets')) {
     log('servlet calls through the pool beside a direct Extism call...');
@@ -299,11 +291,7 @@ function printTable(r: any, file: string) {
     rows.push(['  first poll of each poller (connects), p99', `${r.livePolls.firstPollP99Ms} ms`, '—', '']);
     rows.push(['Temporal queries per live run per s', `${r.livePolls.queriesPerLiveRunPerSecond}`, '—', '≤ 5']);
   }
-  if (r.memoryMb) {
-    const first = `${(r.memoryMb.firstAfterRuns / 1000).toFixed(1)}k`;
-    rows.push([`RSS API after ${first} / 5k runs`, `${r.memoryMb.after1000.api} / ${r.memoryMb.after5000.api} MB`, '—', `≤ 20 % growth (${Math.round(r.memoryMb.growth.api * 100)} %)`]);
-    rows.push([`RSS worker after ${first} / 5k runs`, `${r.memoryMb.after1000.worker} / ${r.memoryMb.after5000.worker} MB`, '—', `≤ 20 % growth (${Math.round(r.memoryMb.growth.worker * 100)} %)`]);
-  }
+  if (r.memoryMb) rows.push(...memoryRows(r.memoryMb));
   if (r.servletCallMs) {
     rows.push(['servlet call p50 (pool vs direct)', `${r.servletCallMs.pooledP50} ms`, `${r.servletCallMs.directP50} ms`, `overhead ≤ 1 ms (${r.servletCallMs.overheadP50} ms)`]);
     rows.push(['servlet call p99 (pool vs direct)', `${r.servletCallMs.pooledP99} ms`, `${r.servletCallMs.directP99} ms`, '']);
@@ -321,6 +309,7 @@ function printTable(r: any, file: string) {
     const parts = (c: Record<string, number>) => Object.entries(c).map(([k, v]) => `${k} ${v}`).join(', ');
     console.log(`\nCPU ms per run at 32 in flight: ours: ${parts(r.throughput32.cpuMsPerRun)}; baseline: ${parts(r.throughput32.baselineCpuMsPerRun)}`);
   }
+  if (r.memoryMb) printMemory(r.memoryMb);
   if (r.longRun) printLongRun(r.longRun);
   if (r.slowModel) printSlowModel(r.slowModel);
   console.log(`\nWritten to ${file}`);

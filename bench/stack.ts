@@ -29,8 +29,11 @@ export function startChild(file: string, args: string[], env: Record<string, str
   return child;
 }
 
-/** The dev stack with an instant fake provider: Temporal dev server, FerretDB, API and worker as processes. */
-export async function startBenchStack(options: { profileDir?: string } = {}) {
+/**
+ * The dev stack with an instant fake provider: Temporal dev server, FerretDB, API and worker as processes.
+ * `heapSnapshotDir`: the API writes a V8 heap snapshot there on SIGUSR2.
+ */
+export async function startBenchStack(options: { profileDir?: string; heapSnapshotDir?: string } = {}) {
   if (!testEnv.temporalCli || !testEnv.ferretdbBin) throw new Error('run scripts/install-tools.sh first (npm run tools)');
   const fake = await startFakeProvider();
   const ferret = await startFerretDb(testEnv.ferretdbBin);
@@ -62,8 +65,12 @@ export async function startBenchStack(options: { profileDir?: string } = {}) {
   // `--profile`: V8 CPU profiles of the API and the worker, one per thread (the worker runs workflows in threads of its
   // own), written when they exit; open them in Chrome DevTools.
   const profile = (name: string) => (options.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${path.join(options.profileDir, name)}`] : []);
-  const worker = startChild('src/worker.ts', [], env, profile('worker'));
-  const api = startChild('src/server.ts', [], env, profile('api'));
+  // This worker's /metrics (its process memory, heap included) for the memory part; not in `env`, which a second
+  // worker started by the slow part shares.
+  const workerHttpPort = await freePort();
+  const worker = startChild('src/worker.ts', [], { ...env, WORKER_HTTP_PORT: String(workerHttpPort) }, profile('worker'));
+  const heapSnapshots = options.heapSnapshotDir ? ['--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${options.heapSnapshotDir}`] : [];
+  const api = startChild('src/server.ts', [], env, [...profile('api'), ...heapSnapshots]);
   await waitForPort(port, 60_000);
 
   // The baseline's worker: a bare workflow and one activity on its own task queue, in this process.
@@ -82,6 +89,8 @@ export async function startBenchStack(options: { profileDir?: string } = {}) {
     fake,
     client: temporal.client,
     temporalMetricsUrl: `http://127.0.0.1:${temporalMetricsPort}/metrics`,
+    workerMetricsUrl: `http://127.0.0.1:${workerHttpPort}/metrics`,
+    heapSnapshotDir: options.heapSnapshotDir,
     apiPid: api.pid!,
     workerPid: worker.pid!,
     async stop() {
