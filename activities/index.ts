@@ -1,6 +1,7 @@
 import type { ActivityDeps } from './deps';
 import { withFailurePolicy } from './failure-guard';
 import { createReconcileActivities } from './reconcile';
+import { createRetentionActivities } from './retention';
 import { createRunActivities } from './run-activities';
 
 export type { ActivityDeps };
@@ -9,13 +10,14 @@ export type { ActivityDeps };
 export function createActivities(deps: ActivityDeps) {
   return withFailurePolicy(
     deps.logger,
-    { prepareRun: 'preparing the run', recordRun: 'recording the run', callModel: 'the provider call', callTool: 'the tool call', reconcileClosedRuns: 'reconciling runs', startDeferredRuns: 'starting deferred runs' },
+    { prepareRun: 'preparing the run', recordRun: 'recording the run', callModel: 'the provider call', callTool: 'the tool call', abortRunCalls: 'stopping a cancelled run\'s calls', reconcileClosedRuns: 'reconciling runs', startDeferredRuns: 'starting deferred runs', deleteExpiredRuns: 'deleting expired runs' },
     {
       async echo(input: { text: string }): Promise<string> {
         return input.text;
       },
       ...createRunActivities(deps),
       ...createReconcileActivities(deps),
+      ...createRetentionActivities(deps),
     },
   );
 }

@@ -62,7 +62,7 @@ export function createPrepare(parts: {
         runner: version.runner,
         model: version.model,
         maxTokens: maxTokensFor(deps.config, version) ?? null,
-        tools: tools.map(({ name, install, tool }) => ({ name, install, tool })),
+        tools: tools.map(({ name, install, tool, approval }) => ({ name, install, tool, ...(approval ? { approval } : {}) })),
         toolSpecs,
       },
       entries,

@@ -34,7 +34,7 @@ export function createReconcileActivities(deps: ActivityDeps) {
       let ended = 0;
       for await (const workflow of deps.temporal.workflow.list({ query })) {
         Context.current().heartbeat();
-        const closed = await closeFromWorkflow({ models, temporal: deps.temporal, logger: deps.logger }, workflow.workflowId, workflow.status.name as ClosedStatus);
+        const closed = await closeFromWorkflow({ models, temporal: deps.temporal, logger: deps.logger }, workflow.workflowId, workflow.status.name as ClosedStatus, workflow);
         if (closed) ended++;
       }
       await models.ServiceState.updateOne({ _id: key }, { $set: { at: new Date(began - VISIBILITY_LAG_MS) } }, { upsert: true });

@@ -3,7 +3,7 @@ import { storeText } from '../src/store/run-content';
 import { recordProgress, type RunProgress } from '../src/store/runs';
 import { findTaskVersion, openTaskKey, type TaskVersionRecord } from '../src/store/tasks';
 import { createTtlCache } from '../src/ttl-cache';
-import { finalEntry } from '../workflows/constants';
+import { addModelCall, finalEntry } from '../workflows/constants';
 import { runFailure } from '../workflows/failures';
 import type { ModelCallInput, ModelTurn, RunRef, StartedRun, Text, ToolOutcome, ToolSpec } from '../workflows/types';
 import type { ActivityDeps } from './deps';
@@ -45,6 +45,25 @@ export function createRunActivities(deps: ActivityDeps) {
 
   const prepare = createPrepare({ deps, contents, loadVersion, store });
 
+  /**
+   * This process's provider and tool calls in flight, by run: a cancelled run's workflow stops them at once through
+   * `abortRunCalls` when they run in the process that runs the workflow (usually: one worker, or the same sticky
+   * worker). Elsewhere Temporal's own cancellation reaches them with their next heartbeat.
+   */
+  const inFlight = new Map<string, Set<AbortController>>();
+  const tracked = async <T>(run: RunRef, work: (signal: AbortSignal) => Promise<T>): Promise<T> => {
+    const own = new AbortController();
+    let calls = inFlight.get(run.id);
+    if (!calls) inFlight.set(run.id, (calls = new Set()));
+    calls.add(own);
+    try {
+      return await heartbeating((cancelled) => work(AbortSignal.any([cancelled, own.signal])));
+    } finally {
+      calls.delete(own);
+      if (calls.size === 0) inFlight.delete(run.id);
+    }
+  };
+
   return {
     /** Local activity: the workflow's write of its run (status, new entries, new messages). */
     async recordRun(input: RunProgress & { run: RunRef }): Promise<void> {
@@ -68,18 +87,26 @@ export function createRunActivities(deps: ActivityDeps) {
      * at entry `entriesFrom`: a run's last turn then needs no write of its own.
      */
     async callModel(input: ModelCallInput): Promise<ModelTurn & { finishedAt?: number }> {
-      const turn = await heartbeating((signal) => modelTurn(input, signal));
+      const turn = await tracked(input.run, (signal) => modelTurn(input, signal));
       if (!input.finish || turn.toolCalls.length > 0) return turn;
       const finishedAt = Date.now();
-      await recordProgress(models, input.run.id, { status: 'ready', modifiedAt: finishedAt, entries: { from: input.entriesFrom, items: [finalEntry(turn.text)] } });
+      const usage = addModelCall(input.usage, turn.usage);
+      await recordProgress(models, input.run.id, { status: 'ready', modifiedAt: finishedAt, entries: { from: input.entriesFrom, items: [finalEntry(turn.text)] }, usage });
       return { ...turn, finishedAt };
+    },
+
+    /** Local activity: stops this process's calls in flight of a cancelled run (see `tracked`). Returns how many. */
+    async abortRunCalls(input: { run: RunRef }): Promise<number> {
+      const calls = inFlight.get(input.run.id);
+      for (const call of calls ?? []) call.abort();
+      return calls?.size ?? 0;
     },
 
     /** Remote activity: one tool call in its servlet's sandbox (heartbeating too). Servlet faults come back as `isError` results. */
     async callTool(input: Omit<ToolCallInput, 'arguments'> & { run: RunRef; arguments: Text }): Promise<ToolOutcome> {
       const { run, ...call } = input;
       const args = JSON.parse(await contents.text(call.arguments)) as Record<string, unknown>;
-      const result = await heartbeating(() => deps.callTool({ ...call, arguments: args }));
+      const result = await tracked(run, (signal) => deps.callTool({ ...call, arguments: args }, signal));
       const isError = Boolean(result.isError);
       const only = result.content.length === 1 ? result.content[0] : undefined;
       if (only?.type === 'text') {
@@ -109,6 +136,7 @@ export function createRunActivities(deps: ActivityDeps) {
         ? await callOpenAI({ ...call, baseURL: deps.config.OPENAI_BASE_URL })
         : await callAnthropic({ ...call, baseURL: deps.config.ANTHROPIC_BASE_URL, maxTokens: model.maxTokens ?? deps.config.ANTHROPIC_MAX_TOKENS });
     return {
+      usage: answer.usage,
       text: await store(input.run, 'text', answer.text),
       toolCalls: await Promise.all(
         answer.toolCalls.map(async (c, i) => ({

@@ -1,4 +1,5 @@
 import crypto from 'node:crypto';
+import { needsApproval, type ToolApproval } from '../src/store/installations';
 import type { Models } from '../src/store/models';
 import { fromServletDoc } from '../src/store/servlets';
 import type { ToolSpec } from '../workflows/types';
@@ -12,7 +13,8 @@ interface DescribedTool {
 /**
  * The tools a run offers: every tool of every install in the profile, named `<install>__<tool>` so two installs of
  * servlets with the same tool names cannot clash. Names outside the providers' `[A-Za-z0-9_-]{1,64}` rule are
- * cleaned and, when that could collide or is too long, made unique with a short hash.
+ * cleaned and, when that could collide or is too long, made unique with a short hash. A spec carries
+ * `approval: true` when its install's `settings.approval` names the tool (or is "*"), and no `approval` otherwise.
  */
 export async function listProfileTools(models: Models, owner: string, profile: string): Promise<ToolSpec[]> {
   const installs = await models.Installation.find({ owner, profile }).sort({ name: 1 }).lean();
@@ -39,6 +41,7 @@ export async function listProfileTools(models: Models, owner: string, profile: s
         inputSchema: tool.inputSchema ?? { type: 'object', properties: {} },
         install: install.name,
         tool: tool.name,
+        ...(needsApproval(install.approval as ToolApproval | null | undefined, tool.name) ? { approval: true } : {}),
       });
     }
   }

@@ -65,6 +65,8 @@ const schema = z.object({
   SIGNED_URL_TTL_DAYS: positiveInt.default(365),
   RUN_TIMEOUT_MS: positiveInt.default(30 * 60_000),
   RUN_MAX_TURNS: positiveInt.default(20),
+  /** The most a task's `limits.max_total_tokens` may be (input plus output tokens over a run); unset: no ceiling. */
+  RUN_MAX_TOTAL_TOKENS: optionalString.pipe(z.coerce.number<string | undefined>().int().positive().optional()),
   PROVIDER_RETRY_INITIAL_MS: positiveInt.default(1_000),
   PROVIDER_RETRY_MAX_MS: positiveInt.default(60_000),
   PROVIDER_MAX_ATTEMPTS: positiveInt.default(6),
@@ -105,6 +107,13 @@ const schema = z.object({
   RUN_CONTINUE_AS_NEW_EVENTS: z.coerce.number().int().min(0).default(0),
   /** How often the reconciler ends runs whose workflow closed without recording its end (terminated, timed out). */
   RECONCILE_INTERVAL_MS: z.coerce.number().int().min(1_000).default(30_000),
+  /**
+   * Closed runs whose last change is older than this many days (fractions allowed) are deleted by a Temporal Schedule
+   * every RETENTION_INTERVAL_MS. Unset (default): runs are kept for ever, and the Schedule does not exist.
+   */
+  RUN_RETENTION_DAYS: optionalString.pipe(z.coerce.number<string | undefined>().positive().optional()),
+  /** How often the retention Schedule deletes expired runs (while RUN_RETENTION_DAYS is set). */
+  RETENTION_INTERVAL_MS: z.coerce.number().int().min(1_000).default(3_600_000),
   /** How long a read of a live run waits for the workflow to answer before it serves the run record instead. */
   LIVE_READ_WAIT_MS: z.coerce.number().int().min(0).max(30_000).default(1_000),
   /** Memory a process may use for copies of run contents (conversations on workers, large texts in the API). */
@@ -169,7 +178,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   return {
     ...c,
     PUBLIC_URL: (c.PUBLIC_URL ?? `http://${c.HOST === '0.0.0.0' ? '127.0.0.1' : c.HOST}:${c.PORT}`).replace(/\/+$/, ''),
-    VARIANT_A_MODEL: c.VARIANT_A_MODEL ?? c.OPENAI_DEFAULT_MODEL,
+    // The hosted service's Variant A documentation: "we currently support gpt-4o".
+    VARIANT_A_MODEL: c.VARIANT_A_MODEL ?? 'gpt-4o',
   };
 }
 

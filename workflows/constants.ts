@@ -1,5 +1,5 @@
 /** Runtime constants of runs, shared by the workflow and the API (deterministic: no I/O, nothing from Node). */
-import type { LastEntry, RunStatus, Text } from './types';
+import type { LastEntry, RunStatus, RunUsage, Text } from './types';
 
 export const TERMINAL: readonly RunStatus[] = ['ready', 'error'];
 
@@ -16,3 +16,17 @@ export const toolTaskQueue = (taskQueue: string) => `${taskQueue}.tools`;
 
 /** The entry that ends a run that the model answered. */
 export const finalEntry = (text: Text): LastEntry<Text> => ({ msg: 'final answer', lastMessage: { role: 'assistant', content: text } });
+
+/** A run's usage before its first model call (and of records written before usage was counted). */
+export const NO_USAGE: Readonly<RunUsage> = Object.freeze({ input_tokens: 0, output_tokens: 0, model_calls: 0, tool_calls: 0 });
+
+/** `usage` with one more model call that used `tokens`. */
+export const addModelCall = (usage: RunUsage, tokens: { input: number; output: number }): RunUsage => ({
+  ...usage,
+  input_tokens: usage.input_tokens + tokens.input,
+  output_tokens: usage.output_tokens + tokens.output,
+  model_calls: usage.model_calls + 1,
+});
+
+/** Why the approval update rejected a decision (the ApplicationFailure's type; the API maps each to its answer). */
+export const APPROVAL_FAILURE = { unknown: 'UnknownApproval', decided: 'ApprovalDecided', closed: 'RunClosing' } as const;

@@ -1,3 +1,4 @@
 export { ping } from './ping';
 export { runTask, runQuery } from './run-task';
 export { reconcileRuns } from './reconcile';
+export { retainRuns } from './retention';

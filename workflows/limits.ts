@@ -13,3 +13,7 @@ export const providerCall = (heartbeatMs: number, timeoutMs: number) =>
 export const TOOL_CALL = { startToCloseTimeout: 5 * 60_000, heartbeatTimeout: '30s', retry: { maximumAttempts: 2 } } as const;
 /** One pass of the reconciler: a page of visibility results at a time, heartbeating; a failed pass waits for the next. */
 export const RECONCILE = { startToCloseTimeout: '5m', heartbeatTimeout: '30s', retry: { maximumAttempts: 2 } } as const;
+/** Stopping a cancelled run's calls in flight in this worker: a map lookup, tried once (Temporal's cancel is the fallback). */
+export const ABORT = { startToCloseTimeout: '10s', retry: { maximumAttempts: 1 } } as const;
+/** One batch of the retention pass: three collection scans on FerretDB, so minutes are allowed; a failed batch waits for the next pass. */
+export const RETAIN = { startToCloseTimeout: '10m', retry: { maximumAttempts: 2 } } as const;

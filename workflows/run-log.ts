@@ -1,4 +1,5 @@
-import type { HeldEntry, Message, RunSnapshot, RunStatus } from './types';
+import { NO_USAGE } from './constants';
+import type { HeldEntry, Message, RunSnapshot, RunStatus, RunUsage } from './types';
 
 /** Most a query answer carries of entries (its content references stay references): a bounded answer. */
 const SNAPSHOT_MAX_BYTES = 1024 * 1024;
@@ -12,6 +13,8 @@ const SNAPSHOT_MAX_BYTES = 1024 * 1024;
 export class RunLog {
   status: RunStatus = 'pending';
   modifiedAt: number;
+  /** What the run used so far; written with every record write. */
+  usage: RunUsage;
   private readonly held: HeldEntry[] = [];
   /** JSON size of each held entry, for bounded query answers (entries never change once pushed). */
   private readonly sizes: number[] = [];
@@ -22,8 +25,9 @@ export class RunLog {
 
   private readonly createdAt: number;
 
-  constructor(start: { createdAt: number; entries: number; messages: number; at: number; status?: RunStatus }) {
+  constructor(start: { createdAt: number; entries: number; messages: number; at: number; status?: RunStatus; usage?: RunUsage }) {
     this.createdAt = start.createdAt;
+    this.usage = { ...(start.usage ?? NO_USAGE) };
     this.base = this.recordedEntries = start.entries;
     this.recordedMessages = start.messages;
     this.modifiedAt = start.at;
@@ -95,7 +99,7 @@ export class RunLog {
       if (entries.length > 0 && bytes > SNAPSHOT_MAX_BYTES) break;
       entries.push(this.held[i]!);
     }
-    return { status: this.status, createdAt: this.createdAt, modifiedAt: this.modifiedAt, total: this.total, from: start, entries };
+    return { status: this.status, createdAt: this.createdAt, modifiedAt: this.modifiedAt, total: this.total, from: start, entries, usage: { ...this.usage } };
   }
 }
 

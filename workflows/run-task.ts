@@ -1,26 +1,54 @@
 import {
   ActivityFailure,
+  ApplicationFailure,
   CancellationScope,
+  condition,
   continueAsNew,
   defineQuery,
+  defineSignal,
+  defineUpdate,
   isCancellation,
   proxyActivities,
   proxyLocalActivities,
   setHandler,
   sleep,
   TimeoutFailure,
+  uuid4,
   workflowInfo,
 } from '@temporalio/workflow';
 import { TimeoutType } from '@temporalio/common';
 import type { Activities } from '../activities';
-import { finalEntry, LEVEL, toolTaskQueue } from './constants';
+import { addModelCall, APPROVAL_FAILURE, finalEntry, LEVEL, toolTaskQueue } from './constants';
 import { readFailure } from './failures';
-import { PREPARE, RECORD, TOOL_CALL, providerCall } from './limits';
+import { ABORT, PREPARE, RECORD, TOOL_CALL, providerCall } from './limits';
 import { RunLog } from './run-log';
-import type { ModelCallInput, ModelTurn, PreparedRun, RunInput, RunOutcome, RunQueryInput, RunRef, RunSnapshot, RunStatus, Text, ToolOutcome } from './types';
+import type {
+  ApprovalDecision,
+  CancelRequest,
+  ModelCallInput,
+  ModelTurn,
+  PreparedRun,
+  RunInput,
+  RunOutcome,
+  RunQueryInput,
+  RunRef,
+  RunSnapshot,
+  RunStatus,
+  Text,
+  ToolOutcome,
+} from './types';
 
 /** The live run, a bounded view of it: `{ from }` asks for the entries from that index on. */
 export const runQuery = defineQuery<RunSnapshot, [RunQueryInput?]>('run');
+
+/** `POST <run path>/cancel`: stops the run (the call in flight too); it ends `error`, "cancelled by <user>". */
+export const cancelSignal = defineSignal<[CancelRequest]>('cancel');
+
+/**
+ * `POST <run path>/approvals/:id`: decides a tool call waiting for approval. Rejected (nothing changes) for an id
+ * the run never asked about or one already decided: the failure's type is in APPROVAL_FAILURE.
+ */
+export const approvalUpdate = defineUpdate<void, [ApprovalDecision]>('approval');
 
 /** A failure that ends the run in `error` with this message as the reason. */
 class RunFailed extends Error {}
@@ -37,11 +65,37 @@ export async function runTask(input: RunInput): Promise<RunOutcome> {
   const { resume, limits } = input;
   const log = new RunLog(
     resume
-      ? { createdAt: input.createdAt, entries: resume.entries, messages: resume.messages, at: Date.now(), status: 'running' }
+      ? { createdAt: input.createdAt, entries: resume.entries, messages: resume.messages, at: Date.now(), status: 'running', usage: resume.usage }
       : { createdAt: input.createdAt, entries: 0, messages: 0, at: input.createdAt },
   );
   setHandler(runQuery, (query) => log.snapshot(query?.from));
   const run: RunRef = { id: workflowInfo().workflowId, createdAt: input.createdAt };
+
+  // The run's work runs in this scope: a cancel request cancels it, and with it the call in flight.
+  const work = new CancellationScope();
+  let cancelledBy: string | undefined;
+  setHandler(cancelSignal, ({ by }) => {
+    if (cancelledBy !== undefined) return;
+    cancelledBy = by;
+    work.cancel();
+  });
+
+  /** Tool calls that asked for approval, by id: decided once. */
+  const approvals = new Map<string, { tool: string; decision?: ApprovalDecision }>();
+  setHandler(
+    approvalUpdate,
+    (decision) => {
+      approvals.get(decision.id)!.decision = decision;
+    },
+    {
+      validator: (decision) => {
+        const asked = approvals.get(decision.id);
+        if (!asked) throw ApplicationFailure.nonRetryable(`this run has no approval "${decision.id}"`, APPROVAL_FAILURE.unknown);
+        if (asked.decision) throw ApplicationFailure.nonRetryable(`approval "${decision.id}" was already decided by ${asked.decision.by}`, APPROVAL_FAILURE.decided);
+        if (cancelledBy !== undefined || log.status === 'ready' || log.status === 'error') throw ApplicationFailure.nonRetryable('the run is closing', APPROVAL_FAILURE.closed);
+      },
+    },
+  );
 
   // The time limit is a deadline every remote call is bounded by, carried across continue-as-new.
   const deadline = resume?.deadline ?? Date.now() + limits.timeoutMs;
@@ -67,7 +121,7 @@ export async function runTask(input: RunInput): Promise<RunOutcome> {
       log.modifiedAt = Date.now();
     }
     const batch = log.take();
-    await recordRun({ run, status: log.status, modifiedAt: log.modifiedAt, ...batch });
+    await recordRun({ run, status: log.status, modifiedAt: log.modifiedAt, ...batch, usage: log.usage });
     log.recorded(batch);
   };
   const providerOptions = providerCall(limits.providerHeartbeatMs, limits.providerCallMs);
@@ -76,8 +130,10 @@ export async function runTask(input: RunInput): Promise<RunOutcome> {
   const modelTurn = async (prepared: PreparedRun): Promise<ModelTurn & { finishedAt?: number }> => {
     const model = { runner: prepared.runner, model: prepared.model, maxTokens: prepared.maxTokens, toolSpecs: prepared.toolSpecs };
     for (let attempt = 1; ; attempt++) {
-      // With nothing left to write, an answer without tool calls ends the run in the same activity.
-      const call: ModelCallInput = { run, taskId: input.taskId, taskVersion: input.taskVersion, model, messages: log.messages, entriesFrom: log.total, finish: log.allRecorded };
+      // With nothing left to write, an answer without tool calls ends the run in the same activity (unless a token
+      // budget could still turn that answer into the run's failure).
+      const finish = log.allRecorded && !limits.maxTotalTokens;
+      const call: ModelCallInput = { run, taskId: input.taskId, taskVersion: input.taskVersion, model, messages: log.messages, entriesFrom: log.total, finish, usage: log.usage };
       try {
         return await proxyActivities<Activities>(bounded(providerOptions)).callModel(call);
       } catch (err) {
@@ -98,12 +154,32 @@ export async function runTask(input: RunInput): Promise<RunOutcome> {
     }
   };
 
+  /** Waits for a person's decision on a tool call (status `pending` meanwhile); the denial's text, or undefined. */
+  const approval = async (call: ModelTurn['toolCalls'][number]): Promise<string | undefined> => {
+    const id = uuid4();
+    approvals.set(id, { tool: call.name });
+    log.push({ msg: `approval needed: ${call.name}`, approval: { id, tool: call.name, arguments: call.arguments } });
+    await record('pending');
+    const left = deadline - Date.now();
+    if (left <= 0 || !(await condition(() => approvals.get(id)!.decision !== undefined, left))) throw timeLimit();
+    const { approve, by, reason } = approvals.get(id)!.decision!;
+    const why = reason ? `: ${reason}` : '';
+    log.push({ msg: approve ? `approved by ${by}: ${call.name}${why}` : `denied by ${by}: ${call.name}${why}`, time: Date.now(), level: approve ? LEVEL.info : LEVEL.warn });
+    await record('running');
+    return approve ? undefined : `denied: ${reason || `by ${by}`}`;
+  };
+
   const toolCall = async (prepared: PreparedRun, call: ModelTurn['toolCalls'][number]): Promise<ToolOutcome> => {
     const route = prepared.tools.find((t) => t.name === call.name);
     if (!route) {
       const text = `unknown tool "${call.name}"`;
       return { isError: true, message: { text }, shown: text };
     }
+    if (route.approval) {
+      const denied = await approval(call);
+      if (denied !== undefined) return { isError: true, message: { text: denied }, shown: denied };
+    }
+    log.usage = { ...log.usage, tool_calls: log.usage.tool_calls + 1 };
     try {
       return await proxyActivities<Activities>({ ...bounded(TOOL_CALL), taskQueue: toolTaskQueue(workflowInfo().taskQueue) }).callTool({ run, owner: input.identity.owner, profile: input.identity.profile, install: route.install, tool: route.tool, arguments: call.arguments });
     } catch (err) {
@@ -127,6 +203,11 @@ export async function runTask(input: RunInput): Promise<RunOutcome> {
     for (let turn = firstTurn; turn <= limits.maxTurns; turn++) {
       if (turn > firstTurn && historyIsLong(limits.continueAsNewEvents)) return { kind: 'continue', turn };
       const answer = await modelTurn(prepared);
+      log.usage = addModelCall(log.usage, answer.usage);
+      const budget = limits.maxTotalTokens;
+      if (budget && log.usage.input_tokens + log.usage.output_tokens > budget) {
+        throw new RunFailed(`token budget of ${budget} exceeded (the run used ${log.usage.input_tokens + log.usage.output_tokens} tokens)`);
+      }
       if (answer.toolCalls.length === 0) return { kind: 'answer', text: answer.text, finishedAt: answer.finishedAt };
       if (answer.text !== '') log.push({ msg: 'assistant', exchange: { role: 'assistant', content: answer.text } });
       log.addMessage({ role: 'assistant', text: answer.text, toolCalls: answer.toolCalls.map(({ id, name, arguments: args }) => ({ id, name, arguments: args })) });
@@ -145,14 +226,18 @@ export async function runTask(input: RunInput): Promise<RunOutcome> {
   let status: RunStatus;
   let ending: Ending | undefined;
   try {
-    ending = await execute();
+    ending = await work.run(execute);
   } catch (err) {
-    const reason = err instanceof RunFailed ? err.message : isCancellation(err) ? 'the run was cancelled' : readFailure(err, { name: 'the run', kind: 'other' }).reason;
+    const cancelled = isCancellation(err);
+    const reason =
+      err instanceof RunFailed ? err.message : cancelled ? (cancelledBy !== undefined ? `cancelled by ${cancelledBy}` : 'the run was cancelled') : readFailure(err, { name: 'the run', kind: 'other' }).reason;
     log.push({ msg: reason, error: reason, lastMessage: { role: 'system', content: reason } });
+    // A call of this run in flight in this worker stops now; in another worker, at its next heartbeat.
+    if (cancelled) await CancellationScope.nonCancellable(() => proxyLocalActivities<Activities>(ABORT).abortRunCalls({ run })).catch(() => undefined);
   }
   if (ending?.kind === 'continue') {
     // Everything is recorded (the turn ended with a write); the next execution starts from the store.
-    const next = { deadline, turn: ending.turn, prepared: prepared!, entries: log.total, messages: log.messages, continued: (resume?.continued ?? 0) + 1 };
+    const next = { deadline, turn: ending.turn, prepared: prepared!, entries: log.total, messages: log.messages, continued: (resume?.continued ?? 0) + 1, usage: log.usage };
     return continueAsNew<typeof runTask>({ ...input, payload: undefined, resume: next });
   }
   if (ending?.finishedAt !== undefined) {

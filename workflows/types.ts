@@ -46,6 +46,16 @@ export interface RunLimits {
   providerCallMs: number;
   /** Continue as new once history has this many events; 0: when Temporal suggests it. */
   continueAsNewEvents: number;
+  /** Input plus output tokens the run may use over all its model calls; null: no budget. */
+  maxTotalTokens?: number | null;
+}
+
+/** What a run used, as the providers report it: the run object's `usage`. */
+export interface RunUsage {
+  input_tokens: number;
+  output_tokens: number;
+  model_calls: number;
+  tool_calls: number;
 }
 
 /** Workflow input: references and trigger data, never a secret, never large content. */
@@ -72,6 +82,8 @@ export interface RunResume {
   messages: number;
   /** Continuations so far (shown in logs and the Web UI). */
   continued: number;
+  /** Usage so far (absent in executions started before usage was counted). */
+  usage?: RunUsage;
 }
 
 /** The contract's result entries. `C` is the content's type: text for clients, `Text` where it may be a reference. */
@@ -89,7 +101,15 @@ export interface LastEntry<C = string> {
   lastMessage: { role: string; content: C };
   error?: string;
 }
-export type ResultEntry<C = string> = LogEntry | ExchangeEntry<C> | LastEntry<C>;
+/**
+ * A tool call waiting for a person's decision (tool approvals). `A`: the arguments as the model gave them; held as
+ * their JSON (`Text`), shown to clients as the object.
+ */
+export interface ApprovalEntry<A = Record<string, unknown>> {
+  msg: string;
+  approval: { id: string; tool: string; arguments: A };
+}
+export type ResultEntry<C = string> = LogEntry | ExchangeEntry<C> | LastEntry<C> | ApprovalEntry<[C] extends [string] ? Record<string, unknown> : Text>;
 /** An entry as the workflow, its history and the store hold it. */
 export type HeldEntry = ResultEntry<Text>;
 
@@ -110,6 +130,7 @@ export interface RunSnapshot {
   total: number;
   from: number;
   entries: HeldEntry[];
+  usage: RunUsage;
 }
 
 /** What the workflow returns: small on purpose (the results are in the store). */
@@ -125,10 +146,12 @@ export interface ToolSpec {
   inputSchema: Record<string, unknown>;
   install: string;
   tool: string;
+  /** The installation's `settings.approval` names this tool (or is `"*"`): each call waits for a person's decision. */
+  approval?: boolean;
 }
 
-/** What the workflow needs of a tool: where a call of the name the model sees goes. */
-export type ToolRoute = Pick<ToolSpec, 'name' | 'install' | 'tool'>;
+/** What the workflow needs of a tool: where a call of the name the model sees goes, and whether it needs approval. */
+export type ToolRoute = Pick<ToolSpec, 'name' | 'install' | 'tool' | 'approval'>;
 
 export interface ToolCall<A = Record<string, unknown>> {
   id: string;
@@ -180,6 +203,8 @@ export interface ModelCallInput {
   entriesFrom: number;
   /** When the model answers without tool calls, the call also records the run's end (nothing else waits to be written). */
   finish: boolean;
+  /** The run's usage before this call: what the end records when this call writes it (with this call's added). */
+  usage: RunUsage;
 }
 
 /** What the prepare step returns: the run's inputs, and the entries it recorded with status `running` at `at`. */
@@ -199,6 +224,8 @@ export interface RunRef {
 
 /** A model's answer as the workflow gets it: large parts already stored, references in their place. */
 export interface ModelTurn {
+  /** Tokens this call used, as the provider reported them. */
+  usage: { input: number; output: number };
   text: Text;
   toolCalls: Array<ToolCall<Text> & { /** The call as its result entry shows it: `{"tool","arguments"}`. */ shown: Text }>;
 }
@@ -210,6 +237,19 @@ export interface ToolOutcome {
   message: { text: Text } | { json: Text };
   /** The result as its entry shows it (the texts, an image as `[image <type>]`). */
   shown: Text;
+}
+
+/** `POST <run path>/cancel`: who asked. */
+export interface CancelRequest {
+  by: string;
+}
+
+/** `POST <run path>/approvals/:id`: a person's decision on a tool call waiting for approval. */
+export interface ApprovalDecision {
+  id: string;
+  approve: boolean;
+  reason?: string;
+  by: string;
 }
 
 /** Details of a provider failure the workflow may retry (ApplicationFailure details[0]). */

@@ -1,6 +1,6 @@
 import Anthropic from '@anthropic-ai/sdk';
 import type { ToolCall } from '../../workflows/types';
-import { groupToolResults, type ProviderAnswer, type ProviderCall } from './call';
+import { groupToolResults, tokens, type ProviderAnswer, type ProviderCall } from './call';
 import { malformed, providerFailure } from './errors';
 
 type Message = Anthropic.MessageParam;
@@ -35,7 +35,10 @@ export async function callAnthropic(call: ProviderCall & { maxTokens: number }):
       toolCalls.push({ id: block.id, name: block.name, arguments: input });
     }
   }
-  return { text: texts.join(''), toolCalls };
+  // Anthropic counts prompt-cache reads and writes apart from `input_tokens`: all of them are input.
+  const u = message.usage;
+  const input = tokens(u?.input_tokens) + tokens(u?.cache_creation_input_tokens) + tokens(u?.cache_read_input_tokens);
+  return { text: texts.join(''), toolCalls, usage: { input, output: tokens(u?.output_tokens) } };
 }
 
 function toMessage(turn: ReturnType<typeof groupToolResults>[number]): Message {

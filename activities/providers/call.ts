@@ -19,7 +19,17 @@ export interface ProviderCall {
 export interface ProviderAnswer {
   text: string;
   toolCalls: ToolCall[];
+  /** Tokens as the provider reports them (0 where it reports none). */
+  usage: TokenUsage;
 }
+
+export interface TokenUsage {
+  input: number;
+  output: number;
+}
+
+/** A usage count from a provider's answer: a finite, non-negative number, else 0. */
+export const tokens = (value: unknown): number => (typeof value === 'number' && Number.isFinite(value) && value > 0 ? Math.floor(value) : 0);
 
 export type ToolTurn = Extract<Turn, { role: 'tool' }>;
 

@@ -1,6 +1,6 @@
 import OpenAI from 'openai';
 import type { ToolCall } from '../../workflows/types';
-import { groupToolResults, type ProviderAnswer, type ProviderCall, type ToolTurn } from './call';
+import { groupToolResults, tokens, type ProviderAnswer, type ProviderCall, type ToolTurn } from './call';
 import { malformed, providerFailure } from './errors';
 
 type Message = OpenAI.Chat.Completions.ChatCompletionMessageParam;
@@ -32,7 +32,7 @@ export async function callOpenAI(call: ProviderCall): Promise<ProviderAnswer> {
     toolCalls.push({ id: tc.id, name: tc.function.name, arguments: parseArguments(tc.function.arguments) });
   }
   if (typeof message.content !== 'string' && toolCalls.length === 0) throw malformed('openai', 'neither content nor tool calls');
-  return { text: message.content ?? '', toolCalls };
+  return { text: message.content ?? '', toolCalls, usage: { input: tokens(completion.usage?.prompt_tokens), output: tokens(completion.usage?.completion_tokens) } };
 }
 
 function parseArguments(raw: string | undefined): Record<string, unknown> {

@@ -97,18 +97,25 @@ export class ServletInstance {
     return !this.#poisoned && this.#closing === undefined;
   }
 
-  /** Runs an export; never rejects. `poisoned` means the plugin must not be used again. */
-  async invoke(fn: 'describe' | 'call', input?: string): Promise<Invocation> {
+  /**
+   * Runs an export; never rejects. `poisoned` means the plugin must not be used again. `signal` stops the call (its
+   * caller was cancelled): the plugin is poisoned, so the pool closes it and its thread with it.
+   */
+  async invoke(fn: 'describe' | 'call', input?: string, signal?: AbortSignal): Promise<Invocation> {
     if (!this.healthy) return { ok: false, reason: 'servlet plugin is closed', poisoned: true };
+    if (signal?.aborted) return { ok: false, reason: `servlet ${fn} cancelled`, poisoned: false };
     this.#deadline = Date.now() + this.timeoutMs;
     this.#abort = new AbortController();
     let timer: NodeJS.Timeout | undefined;
     const deadline = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), this.timeoutMs)));
+    let onAbort: (() => void) | undefined;
+    const cancelled = new Promise<'cancelled'>((resolve) => signal?.addEventListener('abort', (onAbort = () => resolve('cancelled')), { once: true }));
     try {
-      const result = await Promise.race([this.plugin.call(fn, input), deadline, this.#closedSignal]);
-      if (result === 'timeout' || result === 'closed') {
+      const result = await Promise.race([this.plugin.call(fn, input), deadline, this.#closedSignal, cancelled]);
+      if (result === 'timeout' || result === 'closed' || result === 'cancelled') {
         this.#poisoned = true;
-        const reason = result === 'timeout' ? `servlet ${fn} timed out after ${this.timeoutMs} ms` : 'servlet runtime is shutting down';
+        const reason =
+          result === 'timeout' ? `servlet ${fn} timed out after ${this.timeoutMs} ms` : result === 'cancelled' ? `servlet ${fn} cancelled` : 'servlet runtime is shutting down';
         return { ok: false, reason, poisoned: true };
       }
       return { ok: true, output: result ? result.bytes() : null };
@@ -120,6 +127,7 @@ export class ServletInstance {
       return { ok: false, reason: `servlet ${fn} crashed: ${text}`, poisoned: true };
     } finally {
       clearTimeout(timer);
+      if (onAbort) signal?.removeEventListener('abort', onAbort);
       this.#abort.abort();
     }
   }

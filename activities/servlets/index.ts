@@ -35,8 +35,9 @@ export interface ServletRuntime {
    * Never hangs, and never throws for a servlet's fault: a timeout, trap, memory blow-up, failure, oversized
    * output or bad JSON comes back as `{ isError: true, content: [{ type: 'text', text: <reason> }] }`. Throws only
    * when the module cannot be loaded (the store failed, or its bytes do not match the content address).
+   * `signal` stops the call (the run was cancelled): its plugin is discarded and the result is an error.
    */
-  call(install: InstallRef, request: ServletCallRequest): Promise<CallToolResult>;
+  call(install: InstallRef, request: ServletCallRequest, signal?: AbortSignal): Promise<CallToolResult>;
   /** Closes every plugin; a worker plugin left open keeps the process alive. */
   close(): Promise<void>;
 }
@@ -105,7 +106,7 @@ export function createServletRuntime(options: { config: Config; logger: Logger }
     void pool.retire().then(() => retiring.delete(pool));
   }
 
-  async function call(install: InstallRef, request: ServletCallRequest): Promise<CallToolResult> {
+  async function call(install: InstallRef, request: ServletCallRequest, signal?: AbortSignal): Promise<CallToolResult> {
     if (closed) throw new Error('the servlet runtime is closed');
     let module: CompiledModule;
     try {
@@ -117,7 +118,7 @@ export function createServletRuntime(options: { config: Config; logger: Logger }
     const input = JSON.stringify({ params: { name: request.name, arguments: request.arguments ?? {} } });
     try {
       return await poolFor(install, module).use(async (instance) => {
-        const outcome = await instance.invoke('call', input);
+        const outcome = await instance.invoke('call', input, signal);
         if (!outcome.ok) return fault(install, request, outcome.reason);
         const decoded = decodeOutput<CallToolResult>(outcome.output, 'call', config.SERVLET_MAX_RESPONSE_BYTES);
         return decoded.ok ? decoded.value : fault(install, request, `servlet ${decoded.reason}`);

@@ -1,5 +1,5 @@
 import type { Types } from 'mongoose';
-import { conflict, notFound } from '../errors';
+import { badRequest, conflict, notFound } from '../errors';
 import { isDuplicateKey } from './connect';
 import { markInstallsChanged } from './install-changes';
 import type { Models } from './models';
@@ -7,6 +7,9 @@ import { loadModule } from './modules';
 import { getProfile } from './profiles';
 import { openJson, sealJson, type Keyring, type SealedSecret } from './secrets';
 import { findServlet, findVisibleServlet, fromServletDoc, type ServletRecord, type ServletRef } from './servlets';
+
+/** `"*"`: every tool of the servlet; else the names (as its schema gives them) of the tools that need approval. */
+export type ToolApproval = '*' | string[];
 
 export interface InstallRecord {
   _id: Types.ObjectId;
@@ -19,6 +22,8 @@ export interface InstallRecord {
   config: SealedSecret | null;
   /** null: every host outside the blocklist; []: no network; else host globs. */
   domains: string[] | null;
+  /** The tools whose calls wait for a person's decision; null (or absent, in installs written before it) = none. */
+  approval?: ToolApproval | null;
   created_at: Date;
   modified_at: Date;
 }
@@ -38,8 +43,29 @@ export interface InstallInput {
   servlet: ServletRef;
   config: Record<string, string>;
   domains: string[] | null;
+  /** null: no tool needs approval. Names must be tools of the servlet. */
+  approval: ToolApproval | null;
   /** false: an install of that name already there is a 409 `install_exists` instead of being replaced. */
   allowUpdate: boolean;
+}
+
+/** Does a call of `tool` wait for approval under the install's `approval` setting? */
+export const needsApproval = (approval: ToolApproval | null | undefined, tool: string): boolean =>
+  approval === '*' || (Array.isArray(approval) && approval.includes(tool));
+
+/** At most this many unknown names are listed in the 400: the rest are counted. */
+const UNKNOWN_TOOLS_SHOWN = 10;
+
+/** Throws 400 naming `settings.approval` when it names tools the servlet does not have. */
+function checkApproval(approval: ToolApproval | null, servlet: ServletRecord): void {
+  if (!Array.isArray(approval)) return;
+  const tools = new Set(servlet.schema.tools.map((t) => t.name));
+  const unknown = approval.filter((name) => !tools.has(name));
+  if (unknown.length === 0) return;
+  const shown = unknown.slice(0, UNKNOWN_TOOLS_SHOWN).map((name) => JSON.stringify(name));
+  if (unknown.length > shown.length) shown.push(`and ${unknown.length - shown.length} more`);
+  const noun = unknown.length === 1 ? 'tool' : 'tools';
+  throw badRequest(`settings.approval: servlet "${servlet.owner}/${servlet.name}" has no ${noun} named ${shown.join(', ')}`);
 }
 
 const openConfig = (keyring: Keyring, sealed: SealedSecret | null): Record<string, string> =>
@@ -48,18 +74,21 @@ const openConfig = (keyring: Keyring, sealed: SealedSecret | null): Record<strin
 /**
  * Installs a servlet the owner may see (their own, or a public one) into one of their profiles, or replaces the
  * install of that name: servlet, configuration and hosts all come from this call. Throws 404 for a missing
- * profile or servlet, 409 `install_exists` when `allowUpdate` is false and the name is taken.
+ * profile or servlet, 400 when `approval` names a tool the servlet does not have, 409 `install_exists` when
+ * `allowUpdate` is false and the name is taken.
  */
 export async function installServlet(models: Models, keyring: Keyring, input: InstallInput, now = new Date()): Promise<InstallView & { created: boolean }> {
   await getProfile(models, input.owner, input.profile);
   const servlet = await findVisibleServlet(models, input.owner, input.servlet);
   if (!servlet) throw notFound(`servlet "${input.servlet.owner}/${input.servlet.name}"`);
+  checkApproval(input.approval, servlet);
   const ref = { owner: input.owner, profile: input.profile, name: input.name ?? servlet.name };
   const set = {
     servlet_owner: servlet.owner,
     servlet_name: servlet.name,
     config: Object.keys(input.config).length > 0 ? sealJson(keyring, input.config) : null,
     domains: input.domains,
+    approval: input.approval,
     modified_at: now,
   };
   const taken = () => conflict(`install "${ref.name}" already exists in profile "${ref.profile}"`, 'install_exists');

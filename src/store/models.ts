@@ -54,6 +54,8 @@ const taskFields = {
   model: { type: String, required: true },
   prompt: { type: String, required: true },
   max_tokens: { type: Number, default: null },
+  /** store/tasks.ts TaskLimits; null: the server's. */
+  limits: { type: Schema.Types.Mixed, default: null },
   key: { type: sealed, default: null },
 };
 
@@ -107,6 +109,8 @@ const run = new Schema(
     results: { type: [Schema.Types.Mixed], default: [] },
     /** Entries written so far, all pages (absent on records written before pages: then `results` has them all). */
     entry_count: { type: Number },
+    /** Tokens and calls so far (workflows/types.ts RunUsage), written with the status; absent on older records. */
+    usage: { type: Schema.Types.Mixed },
     /** The first page of the conversation with the model (run-content.ts); the provider activity reads it. */
     messages: { type: [Schema.Types.Mixed], default: undefined },
     /**
@@ -228,6 +232,8 @@ const installation = new Schema(
     config: { type: sealed, default: null },
     /** null = every host outside the blocklist; [] = no network; else host globs. */
     domains: { type: [String], default: null },
+    /** null = no tool needs approval; "*" = every tool; else the servlet's tool names (store/installations.ts). */
+    approval: { type: Schema.Types.Mixed, default: null },
     created_at: { type: Date, required: true },
     modified_at: { type: Date, required: true },
   },

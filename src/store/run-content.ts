@@ -123,6 +123,13 @@ export async function deleteRunContent(models: Models, runs: string[]): Promise<
 export async function resolveEntry(entry: HeldEntry, load: (text: Text) => Promise<string>): Promise<ResultEntry> {
   if ('exchange' in entry && isRef(entry.exchange.content)) return { ...entry, exchange: { ...entry.exchange, content: await load(entry.exchange.content) } };
   if ('lastMessage' in entry && isRef(entry.lastMessage.content)) return { ...entry, lastMessage: { ...entry.lastMessage, content: await load(entry.lastMessage.content) } };
+  if ('approval' in entry) return { ...entry, approval: { ...entry.approval, arguments: parseArguments(await load(entry.approval.arguments as Text)) } };
   return entry as ResultEntry;
 }
 
+
+/** A tool call's arguments as stored (their JSON): the object, or `{ value }` for anything else JSON can hold. */
+function parseArguments(json: string): Record<string, unknown> {
+  const value: unknown = JSON.parse(json);
+  return value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : { value };
+}

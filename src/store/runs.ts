@@ -1,5 +1,5 @@
 import type { Types } from 'mongoose';
-import type { HeldEntry, Message, RunIdentity, RunStatus } from '../../workflows/types';
+import type { HeldEntry, Message, RunIdentity, RunStatus, RunUsage } from '../../workflows/types';
 import { retryWhileBusy } from './connect';
 import { keysetCursor, keysetQuery, type PageRequest } from './keyset';
 import type { Models } from './models';
@@ -68,6 +68,8 @@ export interface RunProgress {
   modifiedAt: number;
   entries: { from: number; items: HeldEntry[] };
   messages?: { from: number; items: Message[] };
+  /** The run's usage so far (tokens, model and tool calls). */
+  usage?: RunUsage;
 }
 
 /**
@@ -83,7 +85,16 @@ export async function recordProgress(models: Models, runId: string, progress: Ru
   await retryWhileBusy(() =>
     models.Run.collection.updateOne(
       { _id: runId as never },
-      { $set: { ...set, status: progress.status, modified_at: new Date(progress.modifiedAt), entry_count: entries.from + entries.items.length, started: true } },
+      {
+        $set: {
+          ...set,
+          status: progress.status,
+          modified_at: new Date(progress.modifiedAt),
+          entry_count: entries.from + entries.items.length,
+          started: true,
+          ...(progress.usage ? { usage: progress.usage } : {}),
+        },
+      },
     ),
   );
 }

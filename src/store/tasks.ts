@@ -10,6 +10,16 @@ import { open, seal, type Keyring, type SealedSecret } from './secrets';
 export const RUNNERS = ['openai', 'anthropic'] as const;
 export type Runner = (typeof RUNNERS)[number];
 
+/**
+ * A task's own limits on its runs, each within the server's ceiling (RUN_MAX_TURNS, RUN_TIMEOUT_MS,
+ * RUN_MAX_TOTAL_TOKENS); an absent one is the server's. `max_total_tokens` is a budget over a whole run.
+ */
+export interface TaskLimits {
+  max_turns?: number;
+  timeout_s?: number;
+  max_total_tokens?: number;
+}
+
 /** What a task asks of its provider; copied into every task_versions document. */
 export interface TaskSpec {
   runner: Runner;
@@ -17,6 +27,8 @@ export interface TaskSpec {
   prompt: string;
   /** null: the provider's default at run time (Anthropic: ANTHROPIC_MAX_TOKENS; OpenAI: none sent). */
   max_tokens: number | null;
+  /** null: the server's limits. */
+  limits?: TaskLimits | null;
 }
 
 export interface TaskRef {
@@ -111,7 +123,7 @@ export async function saveTask(
 ): Promise<{ task: TaskRecord; created: boolean }> {
   const { models } = deps;
   await getProfile(models, ref.owner, ref.profile);
-  const fields: TaskSpec = { runner: spec.runner, model: spec.model, prompt: spec.prompt, max_tokens: spec.max_tokens };
+  const fields: TaskSpec = { runner: spec.runner, model: spec.model, prompt: spec.prompt, max_tokens: spec.max_tokens, limits: spec.limits ?? null };
   for (let attempt = 0; attempt < SAVE_ATTEMPTS; attempt++) {
     const existing = await findTask(models, ref);
     const key = resolveKey(deps.keyring, deps.config, spec.runner, keyChange, existing);

@@ -7,3 +7,6 @@ export type { RunIdentity } from '../../workflows/types';
 
 /** The reconciler's schedule, one per task queue (each deployment reconciles the runs it starts). */
 export const reconcileScheduleId = (taskQueue: string) => `reconcile-runs/${taskQueue}`;
+
+/** The retention schedule, one per task queue (it exists only while RUN_RETENTION_DAYS is set). */
+export const retentionScheduleId = (taskQueue: string) => `retain-runs/${taskQueue}`;

@@ -2,7 +2,9 @@ import type { Client } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import type { Logger } from '../logger';
 import type { Models } from '../store/models';
-import { closeRun } from '../store/runs';
+import { closeRun, findRun } from '../store/runs';
+import { isTerminal } from '../../workflows/constants';
+import { describeRunExecution, ranEarlierRecord, type ExecutionFacts } from './run-executions';
 
 const Status = temporal.api.enums.v1.WorkflowExecutionStatus;
 
@@ -58,10 +60,22 @@ async function terminationReason(client: Client, workflowId: string): Promise<st
 
 /**
  * Ends the record of a run whose workflow closed with `status` without writing its end. Returns whether the record
- * was changed (false when it was closed already, or the workflow completed: then it wrote its own end).
+ * was changed (false when it was closed already, or the workflow completed: then it wrote its own end, or the
+ * workflow ran an earlier run of the same name, deleted since: run-executions.ts). `execution`: what a visibility
+ * listing said of it; without it, the workflow is described (this path is rare: only workflows that did not complete).
  */
-export async function closeFromWorkflow(deps: { models: Models; temporal: Client; logger: Logger }, runId: string, status: ClosedStatus): Promise<boolean> {
+export async function closeFromWorkflow(
+  deps: { models: Models; temporal: Client; logger: Logger },
+  runId: string,
+  status: ClosedStatus,
+  execution?: ExecutionFacts,
+): Promise<boolean> {
   if (status === 'COMPLETED' || status === 'CONTINUED_AS_NEW') return false;
+  const record = await findRun(deps.models, runId);
+  if (!record || isTerminal(record.status)) return false;
+  // When Temporal cannot be asked, the closed workflow is taken to be the record's own.
+  const ran = execution ?? (await describeRunExecution(deps.temporal, runId).catch(() => null));
+  if (ran && ranEarlierRecord(record, ran)) return false;
   const reason = await endingReason(deps.temporal, runId, status);
   const closed = await closeRun(deps.models, runId, reason);
   if (closed) deps.logger.warn({ run: runId, status, reason }, 'run ended by its workflow closing without its final record');

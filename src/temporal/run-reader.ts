@@ -1,7 +1,7 @@
 import { QueryRejectedError, WorkflowClient, WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { LRUCache } from 'lru-cache';
 import { runQuery } from '../../workflows/run-task';
-import type { HeldEntry, RunStatus } from '../../workflows/types';
+import type { HeldEntry, RunStatus, RunUsage } from '../../workflows/types';
 import { closedStatusName, type ClosedStatus } from './run-endings';
 
 /** A live run as the reader knows it: every entry from the first (contents may be references). */
@@ -10,6 +10,8 @@ export interface LiveView {
   createdAt: number;
   modifiedAt: number;
   entries: HeldEntry[];
+  /** Absent from workflows started before usage was counted. */
+  usage?: RunUsage;
 }
 
 /** What a read of a live run found. */
@@ -26,6 +28,11 @@ export type LiveRead =
 export interface StoredEntries {
   count: number;
   read(from: number, to: number): Promise<HeldEntry[]>;
+  /**
+   * The record's `created_at` (ms). What this process tracked of a run created at another time is of an earlier run
+   * of the name (deleted since, possibly through another process): it is dropped, never mixed into this one.
+   */
+  createdAt?: number;
 }
 
 interface Tracked {
@@ -89,7 +96,7 @@ export function createRunReader(temporal: Client, options: RunReaderOptions) {
         if (snapshot.from > known) learn(workflowId, tracked, await stored.read(known, snapshot.from));
         learn(workflowId, tracked, snapshot.entries.slice(Math.max(0, tracked.entries.length - snapshot.from)));
         if (tracked.entries.length >= snapshot.total || snapshot.entries.length === 0) {
-          tracked.view = { status: snapshot.status, createdAt: snapshot.createdAt, modifiedAt: snapshot.modifiedAt, entries: tracked.entries.slice(0, snapshot.total) };
+          tracked.view = { status: snapshot.status, createdAt: snapshot.createdAt, modifiedAt: snapshot.modifiedAt, entries: tracked.entries.slice(0, snapshot.total), usage: snapshot.usage };
           tracked.at = Date.now();
           tracked.failedAt = undefined;
           return { kind: 'live', view: tracked.view };
@@ -112,6 +119,10 @@ export function createRunReader(temporal: Client, options: RunReaderOptions) {
   return {
     async read(workflowId: string, stored: StoredEntries): Promise<LiveRead> {
       let tracked = runs.get(workflowId);
+      if (tracked?.view && stored.createdAt !== undefined && tracked.view.createdAt !== stored.createdAt) {
+        runs.delete(workflowId);
+        tracked = undefined;
+      }
       if (!tracked) {
         tracked = { entries: [], bytes: 0, at: 0 };
         runs.set(workflowId, tracked);

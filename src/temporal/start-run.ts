@@ -7,10 +7,11 @@ import { deferStart, findRun, insertRun, recordIdentity, type RunRecord } from '
 import { unavailableDependency } from '../dependencies';
 import { runTask } from '../../workflows/run-task';
 import type { RunIdentity, RunInput } from '../../workflows/types';
+import { describeRunExecution, ranEarlierRecord, RECORD_CREATED_MEMO } from './run-executions';
 import { OWNER, PROFILE, RUNNER, TASK } from './search-attributes';
 
 /** What starting a run needs of its task (not store/tasks.ts's TaskForRun, which only names a task). */
-export type TaskForRun = Pick<TaskRecord, '_id' | 'owner' | 'profile' | 'name' | 'runner' | 'model' | 'version'>;
+export type TaskForRun = Pick<TaskRecord, '_id' | 'owner' | 'profile' | 'name' | 'runner' | 'model' | 'version' | 'limits'>;
 type StartDeps = { models: Models; temporal: Client; config: Config };
 
 /**
@@ -56,24 +57,37 @@ const LOST_START_MS = 5_000;
 
 /**
  * Reads heal too: a run still `pending`, never recorded by a worker and older than LOST_START_MS whose workflow
- * cannot be queried had its start lost; start it from the record (a no-op when it is in fact running). The task is
- * loaded only then.
+ * cannot be queried had its start lost; start it from the record (a no-op when it is in fact running). The record is
+ * read again first (a reader's copy may be of a run that has since run, or been deleted), and the task loaded only then.
  */
 export async function healLostStart(deps: StartDeps, record: RunRecord, loadTask: () => Promise<TaskForRun | null>): Promise<void> {
   if (record.started || record.status !== 'pending' || Date.now() - record.created_at.getTime() < LOST_START_MS) return;
+  const current = await findRun(deps.models, record._id);
+  if (!current || current.started || current.status !== 'pending' || current.created_at.getTime() !== record.created_at.getTime()) return;
   const task = await loadTask();
-  if (task) await startFromRecord(deps, record, task);
+  if (task) await startFromRecord(deps, current, task);
 }
 
 /** A workflow that outlives its run's time limit by this much is stuck (its code cannot run): Temporal ends it. */
 const STUCK_WORKFLOW_GRACE_MS = 5 * 60_000;
 
-/** `payload`: the trigger data when the caller has it at hand (else it is read back from the record). */
+/**
+ * Starts the record's workflow; a no-op when it runs or has run. The workflow id is the run's name, which a deleted
+ * run frees: the start rejects an id Temporal still holds, and only when that is an earlier record's closed execution
+ * (ranEarlierRecord) starts again allowing the duplicate. Allowing it outright would let a trigger that read the
+ * record `pending` start a second execution of a run that has closed since.
+ * `payload`: the trigger data when the caller has it at hand (else it is read back from the record).
+ */
 export async function startFromRecord(deps: StartDeps, record: RunRecord, task: TaskForRun, payload?: Record<string, unknown>) {
   const { config } = deps;
   const identity = recordIdentity(record);
   // Large trigger data stays out of history: the prepare step reads it from the record.
   const small = Buffer.byteLength(record.payload_json) <= config.RUN_INLINE_BYTES;
+  // The task's own limits, within the server's (the API checked them when the task was saved; the server's may have
+  // been lowered since).
+  const own = task.limits ?? {};
+  const timeoutMs = Math.min(config.RUN_TIMEOUT_MS, own.timeout_s ? own.timeout_s * 1000 : Infinity);
+  const tokenBudget = Math.min(config.RUN_MAX_TOTAL_TOKENS ?? Infinity, own.max_total_tokens ?? Infinity);
   const input: RunInput = {
     identity,
     taskId: record.task_id.toString(),
@@ -81,8 +95,9 @@ export async function startFromRecord(deps: StartDeps, record: RunRecord, task: 
     payload: small ? (payload ?? (JSON.parse(record.payload_json) as Record<string, unknown>)) : undefined,
     createdAt: record.created_at.getTime(),
     limits: {
-      timeoutMs: config.RUN_TIMEOUT_MS,
-      maxTurns: config.RUN_MAX_TURNS,
+      timeoutMs,
+      maxTurns: Math.min(config.RUN_MAX_TURNS, own.max_turns ?? Infinity),
+      maxTotalTokens: Number.isFinite(tokenBudget) ? tokenBudget : null,
       retry: { initialMs: config.PROVIDER_RETRY_INITIAL_MS, maxMs: config.PROVIDER_RETRY_MAX_MS, maxAttempts: config.PROVIDER_MAX_ATTEMPTS },
       providerHeartbeatMs: config.PROVIDER_HEARTBEAT_TIMEOUT_MS,
       // The SDK gives up after PROVIDER_TIMEOUT_MS; the activity's own bound only catches a call that never returns.
@@ -90,24 +105,42 @@ export async function startFromRecord(deps: StartDeps, record: RunRecord, task: 
       continueAsNewEvents: config.RUN_CONTINUE_AS_NEW_EVENTS,
     },
   };
-  try {
-    await deps.temporal.workflow.start(runTask, {
+  const start = (workflowIdReusePolicy: 'REJECT_DUPLICATE' | 'ALLOW_DUPLICATE') =>
+    deps.temporal.workflow.start(runTask, {
       workflowId: record._id,
       taskQueue: config.TEMPORAL_TASK_QUEUE,
       args: [input],
-      workflowIdReusePolicy: 'REJECT_DUPLICATE',
+      workflowIdReusePolicy,
       // The run ends itself at its time limit; this only ends a workflow whose code cannot run (the reconciler then
       // ends its record), across continue-as-new.
-      workflowExecutionTimeout: config.RUN_TIMEOUT_MS + STUCK_WORKFLOW_GRACE_MS,
+      workflowExecutionTimeout: timeoutMs + STUCK_WORKFLOW_GRACE_MS,
       typedSearchAttributes: [
         { key: OWNER, value: identity.owner },
         { key: PROFILE, value: identity.profile },
         { key: TASK, value: identity.task },
         { key: RUNNER, value: record.runner },
       ],
-      memo: { task: `${identity.owner}/${identity.profile}/${identity.task}`, taskVersion: record.task_version, runner: record.runner, model: task.model },
+      memo: {
+        task: `${identity.owner}/${identity.profile}/${identity.task}`,
+        taskVersion: record.task_version,
+        runner: record.runner,
+        model: task.model,
+        [RECORD_CREATED_MEMO]: record.created_at.getTime(),
+      },
     });
+  if (await startUnlessTaken(() => start('REJECT_DUPLICATE'))) return;
+  const held = await describeRunExecution(deps.temporal, record._id);
+  if (held && (held.running || !ranEarlierRecord(record, held))) return;
+  await startUnlessTaken(() => start('ALLOW_DUPLICATE'));
+}
+
+/** false when Temporal already holds the workflow id (WorkflowExecutionAlreadyStartedError). */
+async function startUnlessTaken(start: () => Promise<unknown>): Promise<boolean> {
+  try {
+    await start();
+    return true;
   } catch (err) {
     if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+    return false;
   }
 }

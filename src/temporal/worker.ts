@@ -9,6 +9,7 @@ import { createToolCaller } from '../../activities/tool-call';
 import { toolTaskQueue } from '../../workflows/constants';
 import { loadInstallForRun } from '../store/installations';
 import { ensureReconcileSchedule } from './reconcile-schedule';
+import { ensureRetentionSchedule } from './retention-schedule';
 import { installTemporalRuntime } from './runtime';
 import { connectTemporal } from './client';
 import { activityMetrics } from './activity-metrics';
@@ -43,7 +44,7 @@ export interface RunningWorkerParts {
  * runtime, pooled provider connections and a Temporal client (the reconciler's). Two workers on one connection:
  * workflows, provider calls and bookkeeping on TEMPORAL_TASK_QUEUE, up to WORKER_MAX_PROVIDER_CALLS calls at once
  * (they wait); tool calls on its `.tools` queue, up to WORKER_MAX_TOOL_CALLS (they compute). Makes sure the
- * reconciler's Schedule exists.
+ * reconciler's Schedule exists, and the retention Schedule exactly while RUN_RETENTION_DAYS is set.
  */
 export async function createWorker(deps: Omit<ActivityDeps, 'callTool' | 'templates' | 'temporal' | 'providerFetch'>): Promise<RunningWorkerParts> {
   const { config } = deps;
@@ -67,6 +68,7 @@ export async function createWorker(deps: Omit<ActivityDeps, 'callTool' | 'templa
   };
   try {
     await ensureReconcileSchedule(temporal, config);
+    await ensureRetentionSchedule(temporal, config);
     const activities = createActivities({ ...deps, callTool, templates, temporal, providerFetch: provider.fetch });
     const { callTool: toolActivity, ...rest } = activities;
     const metrics = createRegistry();

@@ -16,6 +16,14 @@ export interface RecordedRequest {
   at: number;
   /** The client's port: the same port on two requests means one kept-alive connection. */
   remotePort: number;
+  /** When the client closed the connection before an answer was sent (an aborted call). */
+  abortedAt?: number;
+}
+
+/** Token counts a reply reports (`usage`): input (prompt) and output (completion) tokens. */
+export interface FakeUsage {
+  input: number;
+  output: number;
 }
 
 export interface FakeReply {
@@ -52,18 +60,18 @@ export function lastUserText(req: RecordedRequest): string {
     .join('');
 }
 
-export const openaiText = (text: string): FakeReply => ({
+export const openaiText = (text: string, usage: FakeUsage = { input: 1, output: 1 }): FakeReply => ({
   body: {
     id: `chatcmpl-${Math.random().toString(36).slice(2)}`,
     object: 'chat.completion',
     created: Math.floor(Date.now() / 1000),
     model: 'fake',
     choices: [{ index: 0, finish_reason: 'stop', message: { role: 'assistant', content: text, refusal: null } }],
-    usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
+    usage: { prompt_tokens: usage.input, completion_tokens: usage.output, total_tokens: usage.input + usage.output },
   },
 });
 
-export const openaiToolCall = (calls: Array<{ id?: string; name: string; arguments: unknown }>): FakeReply => ({
+export const openaiToolCall = (calls: Array<{ id?: string; name: string; arguments: unknown }>, usage?: FakeUsage): FakeReply => ({
   body: {
     id: `chatcmpl-${Math.random().toString(36).slice(2)}`,
     object: 'chat.completion',
@@ -84,10 +92,11 @@ export const openaiToolCall = (calls: Array<{ id?: string; name: string; argumen
         },
       },
     ],
+    ...(usage ? { usage: { prompt_tokens: usage.input, completion_tokens: usage.output, total_tokens: usage.input + usage.output } } : {}),
   },
 });
 
-export const anthropicText = (text: string): FakeReply => ({
+export const anthropicText = (text: string, usage: FakeUsage = { input: 1, output: 1 }): FakeReply => ({
   body: {
     id: `msg_${Math.random().toString(36).slice(2)}`,
     type: 'message',
@@ -96,11 +105,11 @@ export const anthropicText = (text: string): FakeReply => ({
     content: [{ type: 'text', text }],
     stop_reason: 'end_turn',
     stop_sequence: null,
-    usage: { input_tokens: 1, output_tokens: 1 },
+    usage: { input_tokens: usage.input, output_tokens: usage.output },
   },
 });
 
-export const anthropicToolUse = (calls: Array<{ id?: string; name: string; input: unknown }>, text?: string): FakeReply => ({
+export const anthropicToolUse = (calls: Array<{ id?: string; name: string; input: unknown }>, text?: string, usage: FakeUsage = { input: 1, output: 1 }): FakeReply => ({
   body: {
     id: `msg_${Math.random().toString(36).slice(2)}`,
     type: 'message',
@@ -112,7 +121,7 @@ export const anthropicToolUse = (calls: Array<{ id?: string; name: string; input
     ],
     stop_reason: 'tool_use',
     stop_sequence: null,
-    usage: { input_tokens: 1, output_tokens: 1 },
+    usage: { input_tokens: usage.input, output_tokens: usage.output },
   },
 });
 
@@ -159,6 +168,9 @@ export async function startFakeProvider(): Promise<FakeProvider> {
         }
         const recorded: RecordedRequest = { provider, path, headers: req.headers, body, at: Date.now(), remotePort: req.socket.remotePort ?? 0 };
         requests.push(recorded);
+        res.once('close', () => {
+          if (!res.writableFinished) recorded.abortedAt = Date.now();
+        });
         const next = queue.shift() ?? fallback;
         const reply = typeof next === 'function' ? await next(recorded) : next;
         if (reply.hang) {

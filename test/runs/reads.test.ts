@@ -91,7 +91,7 @@ describe('runs: reads', () => {
     const first = await api.get(`/api/runs/~/default/${task}?limit=2`);
     expect(first.status).to.equal(200);
     expect(first.body.map((r: any) => r.name)).to.deep.equal([r3, r2]);
-    expect(first.body[0]).to.have.keys('name', 'status', 'results', 'created_at', 'modified_at');
+    expect(first.body[0]).to.have.keys('name', 'status', 'results', 'created_at', 'modified_at', 'usage');
     const link = first.headers.get('link');
     expect(link).to.match(/^<(.+)>; rel="next"$/);
     const next = await api.get(/^<(.+)>/.exec(link!)![1]!.replace(/^https?:\/\/[^/]+/, ''));

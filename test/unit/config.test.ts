@@ -15,6 +15,10 @@ describe('configuration', () => {
     expect(c.PUBLIC_URL).to.equal('http://127.0.0.1:8080');
     expect(c.TEMPORAL_TASK_QUEUE).to.equal('prompt-tasks');
     expect(c.MASTER_KEY.id).to.equal('k1');
+    // The hosted service's Variant A documentation supports gpt-4o; short-form tasks elsewhere default to the mini.
+    expect(c.VARIANT_A_MODEL).to.equal('gpt-4o');
+    expect(c.OPENAI_DEFAULT_MODEL).to.equal('gpt-4o-mini');
+    expect(loadConfig({ ...minimal, VARIANT_A_MODEL: 'gpt-4.1' }).VARIANT_A_MODEL).to.equal('gpt-4.1');
   });
 
   it('lists every bad or missing variable in one message', () => {

@@ -3,7 +3,8 @@ import type { InstallView } from '../../store/installations';
 /**
  * An install as the Python client reads it from `GET /api/profiles/~/<profile>/installations`. It carries the
  * opened configuration (the client runs tools locally with it), so it is only ever shown to the profile's owner.
- * Hosts: null (any host outside the blocklist) is shown as ["*"]. Servlets never get a file system.
+ * Hosts: null (any host outside the blocklist) is shown as ["*"]. Servlets never get a file system. `approval` is
+ * shown only when set, so installs that never use it keep the hosted service's shape byte for byte.
  */
 export function presentInstall({ install, servlet, config }: InstallView) {
   return {
@@ -14,6 +15,7 @@ export function presentInstall({ install, servlet, config }: InstallView) {
         network: { domains: install.domains ?? ['*'] },
         filesystem: { volumes: {} },
       },
+      ...(install.approval ? { approval: install.approval } : {}),
     },
     binding: { id: String(install._id), contentAddress: servlet.content_address },
     servlet: {

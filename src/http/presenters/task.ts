@@ -15,6 +15,8 @@ export function presentTask(task: TaskRecord) {
     provider: task.runner,
     prompt: task.prompt,
     settings: { key_set: task.key !== null && task.key !== undefined },
+    // Shown when the task has limits of its own (an addition: tasks without them read as before).
+    ...(task.limits && Object.keys(task.limits).length > 0 ? { limits: task.limits } : {}),
     created_at: task.created_at.toISOString(),
     modified_at: task.modified_at.toISOString(),
   };

@@ -52,6 +52,7 @@ export function installationsRouter(deps: AppDeps) {
       servlet,
       config: body.settings?.config ?? {},
       domains: installDomains(body),
+      approval: body.settings?.approval ?? null,
       allowUpdate: body.allow_update,
     });
     ctx.status = result.created ? 201 : 200;

@@ -10,7 +10,7 @@ import { createTtlCache } from '../../../ttl-cache';
 import { closeFromWorkflow, GONE_REASON } from '../../../temporal/run-endings';
 import type { LiveView, RunReader } from '../../../temporal/run-reader';
 import { isTerminal } from '../../../../workflows/constants';
-import type { HeldEntry, ResultEntry, RunIdentity, RunStatus } from '../../../../workflows/types';
+import type { HeldEntry, ResultEntry, RunIdentity, RunStatus, RunUsage } from '../../../../workflows/types';
 import type { AppDeps } from '../../deps';
 import type { Page } from '../../../store/keyset';
 import { presentRun } from '../../presenters/run';
@@ -40,11 +40,15 @@ export function runReads(deps: AppDeps, reader: RunReader, healLostStart: (recor
   const liveBodies = new WeakMap<LiveView, string>();
 
   const resolve = (entries: HeldEntry[]): Promise<ResultEntry[]> => Promise.all(entries.map((e) => resolveEntry(e, texts.load)));
-  const storedEntries = (record: RunRecord) => ({ count: entryCount(record), read: (from: number, to: number) => readEntries(models, record, from, to) });
+  const storedEntries = (record: RunRecord) => ({
+    count: entryCount(record),
+    read: (from: number, to: number) => readEntries(models, record, from, to),
+    createdAt: record.created_at.getTime(),
+  });
   const allEntries = (record: RunRecord) => readEntries(models, record, 0, entryCount(record));
   /** `head`: the run's name and creation time (a record, or what a query said when the record cannot be read). */
-  const render = async (head: { name: string; created_at: Date | number }, run: { status: RunStatus | string; modifiedAt: Date | number; entries: HeldEntry[] }) =>
-    JSON.stringify(presentRun({ name: head.name, status: run.status, results: await resolve(run.entries), createdAt: head.created_at, modifiedAt: run.modifiedAt }));
+  const render = async (head: { name: string; created_at: Date | number }, run: { status: RunStatus | string; modifiedAt: Date | number; entries: HeldEntry[]; usage?: RunUsage | null }) =>
+    JSON.stringify(presentRun({ name: head.name, status: run.status, results: await resolve(run.entries), createdAt: head.created_at, modifiedAt: run.modifiedAt, usage: run.usage }));
 
   /** A closed run's ETag: it never changes once closed, so its identity and last change name its body. */
   const closedEtag = (record: RunRecord, modifiedAt: number, count: number) =>
@@ -63,7 +67,7 @@ export function runReads(deps: AppDeps, reader: RunReader, healLostStart: (recor
     }
     let body = closedBodies.get(etag);
     if (body === undefined) {
-      body = await render(record, from ?? { status: record.status, modifiedAt, entries: await allEntries(record) });
+      body = await render(record, from ?? { status: record.status, modifiedAt, entries: await allEntries(record), usage: record.usage });
       closedBodies.set(etag, body);
     }
     ctx.type = 'application/json';
@@ -89,7 +93,7 @@ export function runReads(deps: AppDeps, reader: RunReader, healLostStart: (recor
     ctx.set('Cache-Control', 'no-store');
     ctx.set('Run-Source', 'record');
     ctx.type = 'application/json';
-    ctx.body = await render(record, { status: record.status, modifiedAt: record.modified_at, entries });
+    ctx.body = await render(record, { status: record.status, modifiedAt: record.modified_at, entries, usage: record.usage });
   };
 
   /** The record again, straight from the store, after its run was ended here or by its workflow. */
@@ -105,12 +109,21 @@ export function runReads(deps: AppDeps, reader: RunReader, healLostStart: (recor
       records.forgetPrefix(prefix);
     },
 
+    /** Forgets everything this process holds of a deleted run (`record`, as it was): its next read is a 404. */
+    forgetRun(record: RunRecord) {
+      records.forget(record._id);
+      reader.forget(record._id);
+      closedBodies.delete(closedEtag(record, record.modified_at.getTime(), entryCount(record)));
+    },
+
     /** Throws 404 when the run is not there, or was deleted while it was being read. */
     async read(ctx: Context, id: RunIdentity): Promise<void> {
       try {
         await read(ctx, id);
       } catch (err) {
-        if (!(err instanceof StoredContentMissing) || (await findRun(models, id))) throw err;
+        if (!(err instanceof StoredContentMissing)) throw err;
+        // Contents go before the record when a run is deleted: a record still there is one being deleted.
+        if (await findRun(models, id)) deps.logger.warn({ run: runWorkflowId(id) }, 'run read while it was being deleted: its stored contents are gone');
         records.forget(runWorkflowId(id));
         throw notFound(`run "${id.run}"`);
       }
@@ -127,7 +140,7 @@ export function runReads(deps: AppDeps, reader: RunReader, healLostStart: (recor
       for (const [i, record] of found.items.entries()) {
         let body: string;
         try {
-          body = await render(record, { status: record.status, modifiedAt: record.modified_at, entries: await allEntries(record) });
+          body = await render(record, { status: record.status, modifiedAt: record.modified_at, entries: await allEntries(record), usage: record.usage });
         } catch (err) {
           if (err instanceof StoredContentMissing && !(await findRun(models, record._id))) continue;
           throw err;

@@ -5,7 +5,7 @@ import type { AppDeps } from '../../deps';
 import { RUN_LIST_DEFAULT_LIMIT, pageRequest, sendRenderedPage } from '../../presenters/page';
 import { parse } from '../../validate';
 import { ownerFromPath } from '../users/owner';
-import { runName, variantATrigger } from './schema';
+import { approvalBody, approvalId, runName, variantATrigger } from './schema';
 import type { RunService } from './service';
 
 /** Run URLs name the owner (not `~`) so they stay right whoever triggered the run with a signed URL. */
@@ -48,6 +48,49 @@ export function runsRouter(deps: AppDeps, runs: RunService): Router {
   router.get('/runs/:user/:profile/:task/:run', async (ctx) => {
     const where = variantB(ctx);
     await runs.read(ctx, { ...where, run: ctx.params.run! });
+  });
+
+  // Deleting a closed run (docs/runs.md, "Deleting runs"): 204, its name free again.
+  const deleteRun = async (ctx: Context, where: { owner: string; profile: string; task: string }) => {
+    await runs.deleteRun({ ...where, run: parse(runName, ctx.params.run, 'path.run') });
+    ctx.status = 204;
+  };
+  router.delete('/profiles/:user/:profile/tasks/:task/runs/:run', (ctx) => deleteRun(ctx, variantA(ctx)));
+  router.delete('/runs/:user/:profile/:task/:run', (ctx) => deleteRun(ctx, variantB(ctx)));
+
+  // Run control (docs/runs.md, "Cancelling a run" and "Tool approvals"): 202 with the run's URL.
+  const runOf = (ctx: Context, where: { owner: string; profile: string; task: string }) => ({ ...where, run: parse(runName, ctx.params.run, 'path.run') });
+  const cancel = async (ctx: Context, where: { owner: string; profile: string; task: string }, url: (run: string) => string) => {
+    const id = runOf(ctx, where);
+    await runs.cancel(id, ctx.state.username as string);
+    ctx.status = 202;
+    ctx.body = { url: url(id.run) };
+  };
+  const decide = async (ctx: Context, where: { owner: string; profile: string; task: string }, url: (run: string) => string) => {
+    const id = runOf(ctx, where);
+    const approval = parse(approvalId, ctx.params.approval, 'path.approval');
+    const body = parse(approvalBody, ctx.request.body);
+    await runs.decide(id, approval, body, ctx.state.username as string);
+    ctx.status = 202;
+    ctx.body = { url: url(id.run) };
+  };
+  const urlA = (where: { owner: string; task: string }) => (run: string) => runUrlA(base, where.owner, where.task, run);
+  const urlB = (where: { owner: string; profile: string; task: string }) => (run: string) => runUrlB(base, where.owner, where.profile, where.task, run);
+  router.post('/profiles/:user/:profile/tasks/:task/runs/:run/cancel', (ctx) => {
+    const where = variantA(ctx);
+    return cancel(ctx, where, urlA(where));
+  });
+  router.post('/profiles/:user/:profile/tasks/:task/runs/:run/approvals/:approval', (ctx) => {
+    const where = variantA(ctx);
+    return decide(ctx, where, urlA(where));
+  });
+  router.post('/runs/:user/:profile/:task/:run/cancel', (ctx) => {
+    const where = variantB(ctx);
+    return cancel(ctx, where, urlB(where));
+  });
+  router.post('/runs/:user/:profile/:task/:run/approvals/:approval', (ctx) => {
+    const where = variantB(ctx);
+    return decide(ctx, where, urlB(where));
   });
   return router;
 }

@@ -13,3 +13,13 @@ export const runIdHeader = nameSchema.optional();
 export const runName = nameSchema;
 
 export const revokeBody = z.object({ url: z.string().min(1).max(4000) });
+
+/** `POST <run path>/approvals/:id`: the decision on a tool call waiting for approval. */
+export const approvalBody = z.object({
+  approve: z.boolean({ error: 'expected true (run the call) or false (the model gets "denied: <reason>")' }),
+  reason: z.string().max(2000).optional(),
+});
+export type ApprovalBody = z.infer<typeof approvalBody>;
+
+/** An approval's id, as the run's approval entry gives it (a UUID). */
+export const approvalId = z.string().regex(/^[A-Za-z0-9-]{1,64}$/, { error: 'expected the id of an approval entry' });

@@ -8,7 +8,9 @@ import { createTtlCache } from '../../../ttl-cache';
 import { healLostStart, triggerRun } from '../../../temporal/start-run';
 import type { RunReader } from '../../../temporal/run-reader';
 import type { AppDeps } from '../../deps';
+import { runControl } from './control';
 import { runReads } from './reads';
+import { deleteClosedRun } from './delete';
 
 /** What both variants' run routes share: load the task, trigger, read one run, list runs. */
 export function runService(deps: AppDeps, reader: RunReader) {
@@ -26,9 +28,20 @@ export function runService(deps: AppDeps, reader: RunReader) {
   };
   const reads = runReads(deps, reader, (record) => healLostStart(startDeps, record, () => findTaskForTrigger(record.owner, record.profile, record.task)));
 
+  const control = runControl({ models, temporal: deps.temporal, logger: deps.logger }, (runId) => {
+    reads.forgetRecords(runId);
+    reader.forget(runId);
+  });
+
   return {
     read: reads.read,
     list: reads.list,
+    cancel: control.cancel,
+    decide: control.decide,
+    /** Deletes a closed run (404 when there is none, 409 `run_live` while it runs); this process forgets it at once. */
+    async deleteRun(id: Parameters<typeof deleteClosedRun>[1]) {
+      reads.forgetRun(await deleteClosedRun(deps, id));
+    },
     /** This process serves a deleted task's runs as gone at once (others within RUN_RECORD_CACHE_MS). */
     forgetTask(ref: TaskRef) {
       reads.forgetRecords(runWorkflowId({ owner: ref.owner, profile: ref.profile, task: ref.name, run: '' }));

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import type { Config } from '../../../config';
 import { badRequest } from '../../../errors';
 import { nameSchema } from '../../../store/names';
-import { RUNNERS, type KeyChange, type Runner, type TaskSpec } from '../../../store/tasks';
+import { RUNNERS, type KeyChange, type Runner, type TaskLimits, type TaskSpec } from '../../../store/tasks';
 import { parse } from '../../validate';
 
 /**
@@ -47,7 +47,33 @@ export interface TaskInput {
 }
 
 export type Variant = 'A' | 'B';
-type TaskBodyConfig = Pick<Config, 'VARIANT_A_MODEL' | 'OPENAI_DEFAULT_MODEL' | 'ANTHROPIC_DEFAULT_MODEL' | 'TEMPLATE_MAX_BYTES' | 'TEMPLATE_MAX_DEPTH'>;
+type TaskBodyConfig = Pick<
+  Config,
+  'VARIANT_A_MODEL' | 'OPENAI_DEFAULT_MODEL' | 'ANTHROPIC_DEFAULT_MODEL' | 'TEMPLATE_MAX_BYTES' | 'TEMPLATE_MAX_DEPTH' | 'RUN_MAX_TURNS' | 'RUN_TIMEOUT_MS' | 'RUN_MAX_TOTAL_TOKENS'
+>;
+
+/** `limits`, each within the server's ceiling: over one is a 400 naming the field and the ceiling. */
+const limitsSchema = (config: TaskBodyConfig) => {
+  const timeoutCeiling = Math.floor(config.RUN_TIMEOUT_MS / 1000);
+  const tokens = z.number().int().positive();
+  return z
+    .object({
+      max_turns: z.number().int().positive().max(config.RUN_MAX_TURNS, { error: `at most ${config.RUN_MAX_TURNS}, this server's RUN_MAX_TURNS` }).optional(),
+      timeout_s: z.number().int().positive().max(timeoutCeiling, { error: `at most ${timeoutCeiling} s, this server's RUN_TIMEOUT_MS` }).optional(),
+      max_total_tokens: (config.RUN_MAX_TOTAL_TOKENS ? tokens.max(config.RUN_MAX_TOTAL_TOKENS, { error: `at most ${config.RUN_MAX_TOTAL_TOKENS}, this server's RUN_MAX_TOTAL_TOKENS` }) : tokens).optional(),
+    })
+    .strict()
+    .nullable()
+    .optional();
+};
+
+/** The task's limits from a body (`limits`), null when it sets none. */
+function parseLimits(body: Record<string, unknown>, config: TaskBodyConfig): TaskLimits | null {
+  const limits = parse(limitsSchema(config), body.limits, 'limits');
+  if (!limits) return null;
+  const set = Object.fromEntries(Object.entries(limits).filter(([, v]) => v !== undefined)) as TaskLimits;
+  return Object.keys(set).length > 0 ? set : null;
+}
 type TemplateLimits = Pick<TaskBodyConfig, 'TEMPLATE_MAX_BYTES' | 'TEMPLATE_MAX_DEPTH'>;
 
 /** Throws a 400 naming the field: `runner`, `openai.model`, `anthropic.prompt`, `settings.key`, ... */
@@ -64,7 +90,7 @@ export function parseTaskBody(body: Record<string, unknown>, variant: Variant, c
   if (variant === 'A') requireVariantAModel(obj.model, `${head.runner}.model`, config);
   checkTemplate(obj.prompt, `${head.runner}.prompt`, config);
   return {
-    spec: { runner: head.runner, model: obj.model, prompt: obj.prompt, max_tokens: obj.max_tokens ?? null },
+    spec: { runner: head.runner, model: obj.model, prompt: obj.prompt, max_tokens: obj.max_tokens ?? null, limits: parseLimits(body, config) },
     key: head.settings?.key,
   };
 }
@@ -75,7 +101,7 @@ function parseShortForm(body: Record<string, unknown>, runners: readonly Runner[
   const chosen = b.model ?? defaultModel;
   if (variant === 'A') requireVariantAModel(chosen, 'model', config);
   checkTemplate(b.prompt, 'prompt', config);
-  return { spec: { runner: b.provider, model: chosen, prompt: b.prompt, max_tokens: b.max_tokens ?? null }, key: b.settings?.key };
+  return { spec: { runner: b.provider, model: chosen, prompt: b.prompt, max_tokens: b.max_tokens ?? null, limits: parseLimits(body, config) }, key: b.settings?.key };
 }
 
 function requireVariantAModel(value: string, field: string, config: TaskBodyConfig) {

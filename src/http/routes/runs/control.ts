@@ -1,0 +1,91 @@
+import { WorkflowNotFoundError, WorkflowUpdateFailedError, type Client } from '@temporalio/client';
+import { ApplicationFailure } from '@temporalio/common';
+import { conflict, notFound } from '../../../errors';
+import type { Logger } from '../../../logger';
+import type { Models } from '../../../store/models';
+import { closeRun, findRun, type RunRecord } from '../../../store/runs';
+import { closeFromWorkflow, closedStatusName, GONE_REASON } from '../../../temporal/run-endings';
+import { approvalUpdate, cancelSignal } from '../../../../workflows/run-task';
+import { APPROVAL_FAILURE, isTerminal } from '../../../../workflows/constants';
+import type { RunIdentity } from '../../../../workflows/types';
+import type { ApprovalBody } from './schema';
+
+const runClosed = (run: string) => conflict(`run "${run}" has already ended`, 'run_closed');
+
+/**
+ * Control of a live run: cancel it, decide a tool call waiting for approval. Both go to the run's workflow (a
+ * signal, an update), which is the run's only writer; `changed` tells the reads of this process to forget what they
+ * hold of the run. Throws 404 for an unknown run, 409 `run_closed` for a run that has ended.
+ */
+export function runControl(deps: { models: Models; temporal: Client; logger: Logger }, changed: (runId: string) => void) {
+  const { models, temporal } = deps;
+
+  /** The run's record as the store has it now (not a cached copy: a closed run must answer 409 at once). */
+  const liveRecord = async (id: RunIdentity): Promise<RunRecord> => {
+    const record = await findRun(models, id);
+    if (!record) throw notFound(`run "${id.run}"`);
+    if (isTerminal(record.status)) throw runClosed(id.run);
+    return record;
+  };
+
+  /**
+   * The workflow is not there to be told: a run never started ends here as cancelled (nothing else will start it:
+   * starts need a `pending` record); one whose workflow closed without its end is ended as its workflow ended, and
+   * the answer is 409, as for any closed run.
+   */
+  const withoutWorkflow = async (record: RunRecord, id: RunIdentity, by: string | undefined): Promise<void> => {
+    if (!record.started && by !== undefined) {
+      const reason = `cancelled by ${by}`;
+      if (await closeRun(models, record._id, reason)) {
+        changed(record._id);
+        return;
+      }
+      throw runClosed(id.run);
+    }
+    const status = await temporal.workflow
+      .getHandle(record._id)
+      .describe()
+      .then((d) => closedStatusName(d.raw.workflowExecutionInfo?.status ?? 0))
+      .catch((err: unknown) => {
+        if (err instanceof WorkflowNotFoundError) return 'gone' as const;
+        throw err;
+      });
+    if (status === 'gone') await closeRun(models, record._id, GONE_REASON);
+    else if (status) await closeFromWorkflow(deps, record._id, status);
+    changed(record._id);
+    throw runClosed(id.run);
+  };
+
+  return {
+    /** Asks the run's workflow to stop (idempotent while it closes). */
+    async cancel(id: RunIdentity, by: string): Promise<void> {
+      const record = await liveRecord(id);
+      try {
+        await temporal.workflow.getHandle(record._id).signal(cancelSignal, { by });
+      } catch (err) {
+        if (!(err instanceof WorkflowNotFoundError)) throw err;
+        await withoutWorkflow(record, id, by);
+      }
+      changed(record._id);
+    },
+
+    /** Decides approval `approvalId`: 404 when the run never asked it, 409 `approval_decided` once decided. */
+    async decide(id: RunIdentity, approvalId: string, decision: ApprovalBody, by: string): Promise<void> {
+      const record = await liveRecord(id);
+      try {
+        await temporal.workflow.getHandle(record._id).executeUpdate(approvalUpdate, { args: [{ id: approvalId, approve: decision.approve, reason: decision.reason, by }] });
+      } catch (err) {
+        if (err instanceof WorkflowNotFoundError) return withoutWorkflow(record, id, undefined);
+        if (!(err instanceof WorkflowUpdateFailedError)) throw err;
+        const type = err.cause instanceof ApplicationFailure ? err.cause.type : undefined;
+        if (type === APPROVAL_FAILURE.unknown) throw notFound(`approval "${approvalId}" of run "${id.run}"`);
+        if (type === APPROVAL_FAILURE.decided) throw conflict(err.cause!.message, 'approval_decided');
+        if (type === APPROVAL_FAILURE.closed) throw runClosed(id.run);
+        throw err;
+      }
+      changed(record._id);
+    },
+  };
+}
+
+export type RunControl = ReturnType<typeof runControl>;

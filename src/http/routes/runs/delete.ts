@@ -1,0 +1,23 @@
+import { conflict, notFound } from '../../../errors';
+import { findRun, type RunRecord } from '../../../store/runs';
+import { deleteClosedRuns } from '../../../temporal/run-delete';
+import { isTerminal } from '../../../../workflows/constants';
+import type { RunIdentity } from '../../../../workflows/types';
+import type { AppDeps } from '../../deps';
+
+/**
+ * Deletes a closed run (`ready` or `error`) for good: its record, what it stored and its workflow execution, so its
+ * name is free again. Reads the record from the store, not a cache: only its current status may decide. Throws 404
+ * when there is no such run (or it was deleted meanwhile), 409 `run_live` while it is `pending` or `running`.
+ * Returns the record as it was.
+ */
+export async function deleteClosedRun(deps: AppDeps, id: RunIdentity): Promise<RunRecord> {
+  const { models } = deps.db;
+  const record = await findRun(models, id);
+  if (!record) throw notFound(`run "${id.run}"`);
+  if (!isTerminal(record.status)) throw conflict(`run "${id.run}" is ${record.status}: only a closed run (ready or error) can be deleted`, 'run_live');
+  const deleted = await deleteClosedRuns({ models, temporal: deps.temporal, logger: deps.logger }, [record._id]);
+  if (deleted.length === 0) throw notFound(`run "${id.run}"`);
+  deps.logger.info({ run: record._id }, 'run deleted');
+  return record;
+}
