@@ -1,0 +1,105 @@
+/**
+ * Records the histories the replay test (test/unit/workflow-replay.test.ts) replays: one run of each path through
+ * `runTask` on the real stack, written to test/fixtures/histories/<scenario>.history (the History
+ * protobuf, binary). Run it after a change to
+ * `workflows/` that is meant to change histories (and keep the old files when live runs of the old code must still
+ * replay: add the new ones beside them):
+ *
+ *   npm run record-histories
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { temporal } from '@temporalio/proto';
+import { expect } from 'chai';
+import { getStack } from '../helpers/stack';
+import { signedIn, type Api } from '../helpers/api';
+import { openaiText, openaiToolCall, providerError } from '../helpers/fake-provider';
+import { installServlet } from '../helpers/servlets';
+import { createTask, postSigned, signedUrl, waitForRun } from '../helpers/runs';
+import { runWorkflowId } from '../../src/temporal/ids';
+
+const DIR = path.join(__dirname, '..', 'fixtures', 'histories');
+
+async function until<T>(fn: () => Promise<T | undefined>): Promise<T> {
+  for (let i = 0; i < 200; i++) {
+    const value = await fn();
+    if (value !== undefined) return value;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error('timed out');
+}
+
+describe('recording workflow histories for the replay test', function () {
+  this.timeout(120_000);
+  let api: Api;
+  let username: string;
+
+  before(async () => {
+    ({ api, username } = await signedIn());
+    await installServlet(api, username, 'greeter', 'hello');
+    await installServlet(api, username, 'greeter', 'gated');
+    const gated = await api.post('/api/profiles/~/default/installations', { servlet_slug: `${username}/greeter`, name: 'gated', settings: { approval: '*' } });
+    expect(gated.status, gated.text).to.be.oneOf([200, 201]);
+    await createTask(api, 'default', 'replay');
+    const budget = await api.put('/api/tasks/~/default/budget', { runner: 'openai', openai: { prompt: 'p', model: 'm' }, settings: { key: 'sk-x' }, limits: { max_total_tokens: 10 } });
+    expect(budget.status, budget.text).to.equal(201);
+  });
+  beforeEach(() => getStack().fake.reset());
+
+  /** Triggers `task` as run `scenario`, lets `during` act on it, waits for its end and saves its history. */
+  const record = async (scenario: string, task: string, during?: (path: string) => Promise<void>) => {
+    const res = await postSigned(await signedUrl(api, 'default', task), { text: scenario }, { 'run-id': scenario });
+    expect(res.status, res.text).to.equal(201);
+    const runPath = new URL(res.body.url).pathname;
+    await during?.(runPath);
+    const run = await waitForRun(api, res.body.url, 60_000);
+    const handle = getStack().temporal.workflow.getHandle(runWorkflowId({ owner: username, profile: 'default', task, run: scenario }));
+    await handle.result().catch(() => undefined);
+    fs.mkdirSync(DIR, { recursive: true });
+    fs.writeFileSync(path.join(DIR, `${scenario}.history`), temporal.api.history.v1.History.encode(await handle.fetchHistory()).finish());
+    return run;
+  };
+  const approval = (runPath: string, seen: number) =>
+    until(async () => {
+      const run = (await api.get(runPath)).body;
+      const asked = run.results.filter((e: any) => e.approval);
+      return run.status === 'pending' && asked.length > seen ? (asked.at(-1).approval.id as string) : undefined;
+    });
+
+  it('an answer', async () => {
+    expect((await record('answer', 'replay')).status).to.equal('ready');
+  });
+
+  it('a tool call, then an answer', async () => {
+    getStack().fake.script([openaiToolCall([{ name: 'hello__greet', arguments: { name: 'A' } }], { input: 3, output: 2 }), openaiText('done')]);
+    expect((await record('tools', 'replay')).status).to.equal('ready');
+  });
+
+  it('a provider error retried', async () => {
+    getStack().fake.script([providerError('openai', 503, 'busy'), openaiText('after retry')]);
+    expect((await record('retry', 'replay')).status).to.equal('ready');
+  });
+
+  it('tool calls approved and denied', async () => {
+    getStack().fake.script([openaiToolCall([{ name: 'gated__greet', arguments: { name: 'A' } }]), openaiToolCall([{ name: 'gated__greet', arguments: { name: 'B' } }]), openaiText('done')]);
+    const run = await record('approvals', 'replay', async (runPath) => {
+      expect((await api.post(`${runPath}/approvals/${await approval(runPath, 0)}`, { approve: true })).status).to.equal(202);
+      expect((await api.post(`${runPath}/approvals/${await approval(runPath, 1)}`, { approve: false, reason: 'no' })).status).to.equal(202);
+    });
+    expect(run.status).to.equal('ready');
+  });
+
+  it('a cancel while the provider is slow', async () => {
+    getStack().fake.script(() => ({ hang: true }));
+    const run = await record('cancel', 'replay', async (runPath) => {
+      await until(async () => getStack().fake.requests[0]);
+      expect((await api.post(`${runPath}/cancel`)).status).to.equal(202);
+    });
+    expect(run.status).to.equal('error');
+  });
+
+  it('a token budget passed', async () => {
+    getStack().fake.script([openaiText('too long', { input: 8, output: 8 })]);
+    expect((await record('budget', 'budget')).status).to.equal('error');
+  });
+});

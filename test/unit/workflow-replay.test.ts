@@ -1,0 +1,32 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { temporal } from '@temporalio/proto';
+import { Worker } from '@temporalio/worker';
+import { expect } from 'chai';
+import { workflowBundle } from '../../src/temporal/worker';
+
+const DIR = path.join(__dirname, '..', 'fixtures', 'histories');
+/** The scenarios test/replay/record-histories.ts records: each must be there, so a lost file fails too. */
+const SCENARIOS = ['answer', 'tools', 'retry', 'approvals', 'cancel', 'budget'];
+
+/**
+ * Histories recorded from real runs (test/replay/record-histories.ts) replayed with today's workflow code, without a
+ * server: a change to `workflows/` that would break runs live during a deploy (a nondeterministic change) fails here.
+ */
+describe('workflow replay: recorded histories still replay', function () {
+  this.timeout(120_000);
+
+  it('replays every recorded run without a nondeterminism error', async () => {
+    const files = fs.readdirSync(DIR).filter((f) => f.endsWith('.history'));
+    expect(files.map((f) => f.replace(/\.history$/, ''))).to.include.members(SCENARIOS);
+    const histories = files.map((f) => ({ workflowId: f, history: temporal.api.history.v1.History.decode(fs.readFileSync(path.join(DIR, f))) }));
+    const failures: string[] = [];
+    let replayed = 0;
+    for await (const result of Worker.runReplayHistories({ workflowBundle: await workflowBundle() }, histories)) {
+      replayed++;
+      if (result.error) failures.push(`${result.workflowId}: ${result.error.message}`);
+    }
+    expect(failures).to.deep.equal([]);
+    expect(replayed).to.equal(files.length);
+  });
+});
