@@ -65,9 +65,12 @@ export function createRunActivities(deps: ActivityDeps) {
   };
 
   return {
-    /** Local activity: the workflow's write of its run (status, new entries, new messages). */
-    async recordRun(input: RunProgress & { run: RunRef }): Promise<void> {
-      const { run, ...progress } = input;
+    /**
+     * Local activity: the workflow's write of its run (status, new entries, new messages). `transition`: the status
+     * changed with this write (counted by the worker's metrics).
+     */
+    async recordRun(input: RunProgress & { run: RunRef; transition?: boolean }): Promise<void> {
+      const { run, transition: _transition, ...progress } = input;
       await recordProgress(models, run.id, progress);
       if (progress.messages) await contents.saved(run, progress.messages.from, progress.messages.items);
     },

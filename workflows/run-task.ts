@@ -121,7 +121,7 @@ export async function runTask(input: RunInput): Promise<RunOutcome> {
       log.modifiedAt = Date.now();
     }
     const batch = log.take();
-    await recordRun({ run, status: log.status, modifiedAt: log.modifiedAt, ...batch, usage: log.usage });
+    await recordRun({ run, status: log.status, modifiedAt: log.modifiedAt, ...batch, usage: log.usage, ...(status ? { transition: true } : {}) });
     log.recorded(batch);
   };
   const providerOptions = providerCall(limits.providerHeartbeatMs, limits.providerCallMs);

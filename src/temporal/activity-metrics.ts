@@ -1,15 +1,20 @@
 import type { ActivityInterceptorsFactory } from '@temporalio/worker';
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
-import type { ModelCallInput } from '../../workflows/types';
+import type { ModelCallInput, ModelTurn, RunStatus, ToolOutcome } from '../../workflows/types';
 import { RUNNERS } from '../store/tasks';
 
 type Outcome = 'completed' | 'failed' | 'cancelled';
 
+/** Distinct model names a worker's token metrics label; later ones are counted as `other` (bounded label values). */
+const MODEL_LABELS = 20;
+
 /**
  * A worker's activity metrics, from an inbound interceptor around every activity (so no activity counts itself):
- * `ptr_activities_in_flight{activity}`, `ptr_activities_total{activity,outcome}` and, for `callModel`,
- * `ptr_provider_call_duration_seconds{runner,outcome}`. Metrics register once per registry, so build one factory per
- * registry and give it to every worker reporting there.
+ * `ptr_activities_in_flight{activity}`, `ptr_activities_total{activity,outcome}`; for `callModel`,
+ * `ptr_provider_call_duration_seconds{runner,outcome}` and `ptr_provider_tokens_total{runner,model,kind}`; for
+ * `callTool`, `ptr_servlet_calls_total{outcome}`; and `ptr_run_status_transitions_total{to}`, the status changes
+ * the runs' workflows write (a run ended by the reconciler or a read is not counted here). Metrics register once per
+ * registry, so build one factory per registry and give it to every worker reporting there.
  */
 export function activityMetrics(registry: Registry): ActivityInterceptorsFactory {
   const inFlight = new Gauge({
@@ -33,6 +38,49 @@ export function activityMetrics(registry: Registry): ActivityInterceptorsFactory
     registers: [registry],
   });
 
+  const tokens = new Counter({
+    name: 'ptr_provider_tokens_total',
+    help: 'Tokens the providers reported, by runner, model (the first 20 seen; the rest as "other") and kind (input, output).',
+    labelNames: ['runner', 'model', 'kind'] as const,
+    registers: [registry],
+  });
+  const servletCalls = new Counter({
+    name: 'ptr_servlet_calls_total',
+    help: 'Tool calls in servlets, by outcome: ok, error (the servlet\'s fault, given to the model), failed or cancelled.',
+    labelNames: ['outcome'] as const,
+    registers: [registry],
+  });
+  const transitions = new Counter({
+    name: 'ptr_run_status_transitions_total',
+    help: 'Run status changes written by the runs\' workflows, by the status entered.',
+    labelNames: ['to'] as const,
+    registers: [registry],
+  });
+  const models = new Set<string>();
+  const modelLabel = (model: unknown) => {
+    if (typeof model !== 'string') return 'other';
+    if (!models.has(model) && models.size < MODEL_LABELS) models.add(model);
+    return models.has(model) ? model : 'other';
+  };
+  /** What a completed activity's result says: tokens, tool outcomes, status changes. */
+  const counted = (activity: string, input: unknown, result: unknown) => {
+    if (activity === 'callModel') {
+      const call = input as ModelCallInput;
+      const turn = result as ModelTurn & { finishedAt?: number };
+      const labels = { runner: runnerOf(call), model: modelLabel(call?.model?.model) };
+      tokens.inc({ ...labels, kind: 'input' }, turn?.usage?.input ?? 0);
+      tokens.inc({ ...labels, kind: 'output' }, turn?.usage?.output ?? 0);
+      if (turn?.finishedAt !== undefined) transitions.inc({ to: 'ready' });
+    } else if (activity === 'callTool') {
+      servletCalls.inc({ outcome: (result as ToolOutcome)?.isError ? 'error' : 'ok' });
+    } else if (activity === 'prepareRun') {
+      transitions.inc({ to: 'running' });
+    } else if (activity === 'recordRun') {
+      const write = input as { status?: RunStatus; transition?: boolean };
+      if (write?.transition && write.status) transitions.inc({ to: write.status });
+    }
+  };
+
   return (ctx) => ({
     inbound: {
       async execute(input, next) {
@@ -43,6 +91,7 @@ export function activityMetrics(registry: Registry): ActivityInterceptorsFactory
         try {
           const result = await next(input);
           outcome = 'completed';
+          counted(activity, input.args[0], result);
           return result;
         } catch (err) {
           // Cancelled by the server, a lost heartbeat or the worker shutting down: the error is then whatever the
@@ -52,6 +101,7 @@ export function activityMetrics(registry: Registry): ActivityInterceptorsFactory
         } finally {
           inFlight.dec({ activity });
           total.inc({ activity, outcome });
+          if (activity === 'callTool' && outcome !== 'completed') servletCalls.inc({ outcome });
           provider?.({ outcome, runner: runnerOf(input.args[0]) });
         }
       },

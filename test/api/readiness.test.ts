@@ -200,6 +200,11 @@ describe('readiness and metrics', () => {
         expect(text).not.to.match(/ptr_activities_total\{activity="recordRun"/);
         expect(sample(text, 'ptr_activities_in_flight', { activity: 'callModel' })).to.equal(0);
         expect(sample(text, 'ptr_provider_call_duration_seconds_count', { runner: 'openai', outcome: 'completed' })).to.equal(1);
+        // The fake provider reports 1 input and 1 output token per answer.
+        expect(sample(text, 'ptr_provider_tokens_total', { runner: 'openai', model: 'test-model', kind: 'input' })).to.equal(1);
+        expect(sample(text, 'ptr_provider_tokens_total', { runner: 'openai', model: 'test-model', kind: 'output' })).to.equal(1);
+        expect(sample(text, 'ptr_run_status_transitions_total', { to: 'running' })).to.equal(1);
+        expect(sample(text, 'ptr_run_status_transitions_total', { to: 'ready' })).to.equal(1);
         expect(sample(text, 'process_resident_memory_bytes')).to.be.above(0);
 
         const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
