@@ -51,3 +51,14 @@ export async function historyText(temporal: Client, workflowId: string): Promise
   const history = await temporal.workflow.getHandle(workflowId).fetchHistory();
   return JSON.stringify(history, (k, v) => (k === 'data' && typeof v === 'string' ? Buffer.from(v, 'base64').toString('utf8') : v));
 }
+
+/** Waits until `check` gives a value, polling (for states a test cannot be told about); a test's bound, not a timing assertion. */
+export async function until<T>(what: string, check: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = 30_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}

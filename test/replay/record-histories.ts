@@ -15,19 +15,10 @@ import { getStack } from '../helpers/stack';
 import { signedIn, type Api } from '../helpers/api';
 import { openaiText, openaiToolCall, providerError } from '../helpers/fake-provider';
 import { installServlet } from '../helpers/servlets';
-import { createTask, postSigned, signedUrl, waitForRun } from '../helpers/runs';
+import { createTask, postSigned, signedUrl, until, waitForRun } from '../helpers/runs';
 import { runWorkflowId } from '../../src/temporal/ids';
 
 const DIR = path.join(__dirname, '..', 'fixtures', 'histories');
-
-async function until<T>(fn: () => Promise<T | undefined>): Promise<T> {
-  for (let i = 0; i < 200; i++) {
-    const value = await fn();
-    if (value !== undefined) return value;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error('timed out');
-}
 
 describe('recording workflow histories for the replay test', function () {
   this.timeout(120_000);
@@ -60,7 +51,7 @@ describe('recording workflow histories for the replay test', function () {
     return run;
   };
   const approval = (runPath: string, seen: number) =>
-    until(async () => {
+    until('an approval entry', async () => {
       const run = (await api.get(runPath)).body;
       const asked = run.results.filter((e: any) => e.approval);
       return run.status === 'pending' && asked.length > seen ? (asked.at(-1).approval.id as string) : undefined;
@@ -92,7 +83,7 @@ describe('recording workflow histories for the replay test', function () {
   it('a cancel while the provider is slow', async () => {
     getStack().fake.script(() => ({ hang: true }));
     const run = await record('cancel', 'replay', async (runPath) => {
-      await until(async () => getStack().fake.requests[0]);
+      await until('the provider call', async () => getStack().fake.requests[0]);
       expect((await api.post(`${runPath}/cancel`)).status).to.equal(202);
     });
     expect(run.status).to.equal('error');

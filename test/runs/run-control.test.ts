@@ -3,21 +3,10 @@ import { getStack } from '../helpers/stack';
 import { signedIn, type Api } from '../helpers/api';
 import { anthropicText, openaiText, openaiToolCall, type RecordedRequest } from '../helpers/fake-provider';
 import { installServlet } from '../helpers/servlets';
-import { createTask, postSigned, signedUrl, waitForRun } from '../helpers/runs';
+import { createTask, postSigned, signedUrl, until, waitForRun } from '../helpers/runs';
 import { runWorkflowId } from '../../src/temporal/ids';
 
 const toolMessages = (req: RecordedRequest) => (req.body.messages as any[]).filter((m) => m.role === 'tool');
-
-/** Polls until `fn` returns something other than undefined (a test's own bound, not a timing assertion). */
-async function until<T>(what: string, fn: () => Promise<T | undefined> | T | undefined, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await fn();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 /** Triggers `task` (Variant B, default profile) with a run name; returns the run's path. */
 async function trigger(api: Api, task: string, run: string): Promise<string> {

@@ -3,7 +3,7 @@ import { expect } from 'chai';
 import { ScheduleNotFoundError, WorkflowNotFoundError } from '@temporalio/client';
 import { getStack } from '../helpers/stack';
 import { api as apiFor, signedIn, startApi, type Api } from '../helpers/api';
-import { createTask, postSigned, signedUrl, waitForRun } from '../helpers/runs';
+import { createTask, postSigned, signedUrl, until, waitForRun } from '../helpers/runs';
 import { deleteRunContent, storeText, writePages } from '../../src/store/run-content';
 import { findRun, insertRun, runWorkflowId } from '../../src/store/runs';
 import { findTask } from '../../src/store/tasks';
@@ -12,17 +12,6 @@ import { startFromRecord } from '../../src/temporal/start-run';
 import { ensureRetentionSchedule } from '../../src/temporal/retention-schedule';
 import { retentionScheduleId } from '../../src/temporal/ids';
 import { createRetentionActivities } from '../../activities/retention';
-
-/** Waits until `check` holds, polling (for states the test cannot be told about). */
-async function until<T>(what: string, check: () => Promise<T | undefined | false>, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 /** What the raw collections hold of a run: its record, its pages, its stored texts. */
 async function stored(runId: string) {

@@ -2,22 +2,11 @@ import crypto from 'node:crypto';
 import { expect } from 'chai';
 import { getStack } from '../helpers/stack';
 import { api as apiFor, signedIn, startApi } from '../helpers/api';
-import { createTask, postSigned, signedUrl, waitForRun } from '../helpers/runs';
+import { createTask, postSigned, signedUrl, until, waitForRun } from '../helpers/runs';
 import { insertRun, runWorkflowId } from '../../src/store/runs';
 import { runTask } from '../../workflows/run-task';
 import type { RunInput } from '../../workflows/types';
 import { GONE_REASON } from '../../src/temporal/run-endings';
-
-/** Waits until `check` holds, polling (for states the test cannot be told about). */
-async function until<T>(what: string, check: () => Promise<T | undefined | false>, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 const recordOf = (runId: string) => getStack().db.models.Run.findById(runId).lean();
 
