@@ -1,5 +1,5 @@
 import type { RunRetentionBatch } from '../workflows/retention';
-import { deleteClosedRuns } from '../src/temporal/run-delete';
+import { deleteClosedRuns, type RunToDelete } from '../src/temporal/run-delete';
 import { TERMINAL } from '../workflows/constants';
 import type { ActivityDeps } from './deps';
 
@@ -13,10 +13,10 @@ export function createRetentionActivities(deps: Pick<ActivityDeps, 'db' | 'tempo
     async deleteExpiredRuns(input: RunRetentionBatch): Promise<{ deleted: number; more: boolean }> {
       const { models } = deps.db;
       const before = new Date(input.before);
-      const found = await models.Run.find({ status: { $in: TERMINAL }, modified_at: { $lt: before } }, { _id: 1 })
+      const found = await models.Run.find({ status: { $in: TERMINAL }, modified_at: { $lt: before } }, { _id: 1, created_at: 1 })
         .limit(input.limit)
-        .lean<Array<{ _id: string }>>();
-      const deleted = await deleteClosedRuns({ models, temporal: deps.temporal, logger: deps.logger }, found.map((r) => r._id), { modifiedBefore: before });
+        .lean<RunToDelete[]>();
+      const deleted = await deleteClosedRuns({ models, temporal: deps.temporal, logger: deps.logger }, found, { modifiedBefore: before });
       if (deleted.length) deps.logger.info({ deleted: deleted.length, before: before.toISOString() }, 'retention deleted expired runs');
       return { deleted: deleted.length, more: found.length === input.limit };
     },

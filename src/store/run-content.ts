@@ -115,8 +115,7 @@ export async function readPaged<T>(models: Models, run: string, kind: PagedKind,
 /** Deletes what the runs stored besides their records. */
 export async function deleteRunContent(models: Models, runs: string[]): Promise<void> {
   if (runs.length === 0) return;
-  await models.RunPage.deleteMany({ run: { $in: runs } });
-  await models.RunBlob.deleteMany({ run: { $in: runs } });
+  await Promise.all([retryWhileBusy(() => models.RunPage.deleteMany({ run: { $in: runs } })), retryWhileBusy(() => models.RunBlob.deleteMany({ run: { $in: runs } }))]);
 }
 
 /** An entry with its content as text, references loaded with `load`. */

@@ -1,7 +1,8 @@
-import { ScheduleAlreadyRunning, ScheduleNotFoundError, ScheduleOverlapPolicy, type Client } from '@temporalio/client';
+import type { Client } from '@temporalio/client';
 import type { Config } from '../config';
 import { retainRuns } from '../../workflows/retention';
 import { retentionScheduleId } from './ids';
+import { ensureSchedule, removeSchedule } from './schedules';
 
 const DAY_MS = 24 * 3600_000;
 
@@ -16,29 +17,7 @@ export async function ensureRetentionSchedule(
 ): Promise<void> {
   const taskQueue = config.TEMPORAL_TASK_QUEUE;
   const scheduleId = retentionScheduleId(taskQueue);
-  if (config.RUN_RETENTION_DAYS === undefined) {
-    await client.schedule
-      .getHandle(scheduleId)
-      .delete()
-      .catch((err: unknown) => {
-        if (!(err instanceof ScheduleNotFoundError)) throw err;
-      });
-    return;
-  }
-  const spec = { intervals: [{ every: config.RETENTION_INTERVAL_MS }] };
-  const action = {
-    type: 'startWorkflow' as const,
-    workflowType: retainRuns,
-    workflowId: scheduleId,
-    taskQueue,
-    args: [{ retentionMs: Math.round(config.RUN_RETENTION_DAYS * DAY_MS) }] as [{ retentionMs: number }],
-    // A pass that cannot run (no worker) is not worth keeping: the next one covers it.
-    workflowExecutionTimeout: Math.max(60_000, config.RETENTION_INTERVAL_MS * 2),
-  };
-  try {
-    await client.schedule.create({ scheduleId, spec, action, policies: { overlap: ScheduleOverlapPolicy.SKIP, catchupWindow: Math.max(60_000, config.RETENTION_INTERVAL_MS) } });
-  } catch (err) {
-    if (!(err instanceof ScheduleAlreadyRunning)) throw err;
-    await client.schedule.getHandle(scheduleId).update((previous) => ({ ...previous, spec, action }));
-  }
+  if (config.RUN_RETENTION_DAYS === undefined) return removeSchedule(client, scheduleId);
+  const args: Parameters<typeof retainRuns> = [{ retentionMs: Math.round(config.RUN_RETENTION_DAYS * DAY_MS) }];
+  await ensureSchedule(client, { scheduleId, workflowType: retainRuns, taskQueue, args, everyMs: config.RETENTION_INTERVAL_MS });
 }

@@ -4,29 +4,34 @@ import type { Logger } from '../logger';
 import { retryWhileBusy } from '../store/connect';
 import type { Models } from '../store/models';
 import { deleteRunContent } from '../store/run-content';
-import { TERMINAL } from '../../workflows/constants';
+import { findRun } from '../store/runs';
+import { isTerminal } from '../../workflows/constants';
 
 type DeleteDeps = { models: Models; temporal: Client; logger: Logger };
 
+/** A run to delete: its record's `_id` (= workflow id) and creation time (which tells it from a later run of the name). */
+export type RunToDelete = { _id: string; created_at: Date };
+
 /**
- * Deletes closed runs for good, by record `_id` (= workflow id): what they stored (pages, large texts) first, then each
- * record that is still closed (and, with `modifiedBefore`, still last changed before it), then each one's workflow
- * execution in Temporal, best effort. Contents go first so that a failure half-way leaves records a retry finds again,
- * and no trigger can take a name back before its contents are gone. Returns the ids whose records it deleted.
- * Pages and texts are found by their `run` field, which FerretDB scans for: one scan of each collection per call.
+ * Deletes closed runs for good. Each is read again by `_id` first (FerretDB's one lookup without a scan: a filter with
+ * more fields than `_id` makes it scan the collection) and kept only while it is the same run (not a later one of the
+ * name), closed and, with `modifiedBefore`, last changed before it. Then what they stored (pages, large texts), then
+ * their workflow executions in Temporal (best effort), and last the records: while a record is there its name is
+ * taken, so no trigger can start a new run whose contents or execution this would delete, and a delete cut short
+ * leaves records a retry finds again. Returns the ids it deleted. Pages and texts are found by their `run` field,
+ * which FerretDB scans for: one scan of each collection per call.
  */
-export async function deleteClosedRuns(deps: DeleteDeps, ids: string[], options: { modifiedBefore?: Date } = {}): Promise<string[]> {
+export async function deleteClosedRuns(deps: DeleteDeps, runs: RunToDelete[], options: { modifiedBefore?: Date } = {}): Promise<string[]> {
+  const current = await Promise.all(runs.map((run) => findRun(deps.models, run._id)));
+  const ids = current
+    .filter((record, i) => record && isTerminal(record.status) && record.created_at.getTime() === runs[i]!.created_at.getTime())
+    .filter((record) => !options.modifiedBefore || record!.modified_at < options.modifiedBefore)
+    .map((record) => record!._id);
   if (ids.length === 0) return [];
   await deleteRunContent(deps.models, ids);
-  const deleted: string[] = [];
-  for (const id of ids) {
-    // By _id one at a time: the filter FerretDB looks up without a scan; the rest of it is checked on that document.
-    const filter = { _id: id, status: { $in: TERMINAL }, ...(options.modifiedBefore ? { modified_at: { $lt: options.modifiedBefore } } : {}) };
-    const result = await retryWhileBusy(() => deps.models.Run.collection.deleteOne(filter as never));
-    if (result.deletedCount > 0) deleted.push(id);
-  }
-  await Promise.all(deleted.map((id) => deleteRunExecution(deps, id)));
-  return deleted;
+  await Promise.all(ids.map((id) => deleteRunExecution(deps, id)));
+  for (const id of ids) await retryWhileBusy(() => deps.models.Run.collection.deleteOne({ _id: id as never }));
+  return ids;
 }
 
 /**

@@ -12,6 +12,7 @@ import { startFromRecord } from '../../src/temporal/start-run';
 import { ensureRetentionSchedule } from '../../src/temporal/retention-schedule';
 import { retentionScheduleId } from '../../src/temporal/ids';
 import { createRetentionActivities } from '../../activities/retention';
+import { deleteClosedRuns } from '../../src/temporal/run-delete';
 
 /** What the raw collections hold of a run: its record, its pages, its stored texts. */
 async function stored(runId: string) {
@@ -48,6 +49,19 @@ async function closedRun(api: Api, username: string, task: string, run: string, 
 describe('runs: delete and retention', () => {
   beforeEach(() => getStack().fake.reset());
   afterEach(() => getStack().fake.reset());
+
+  it('leaves a later run of the name alone when deleting by a stale copy of an earlier one (retention racing a re-trigger)', async () => {
+    const { api, username } = await signedIn('del');
+    const { db, temporal, logger } = getStack();
+    const { id } = await closedRun(api, username, 'stale', 's1', 'b'.repeat(70_000));
+    const before = await stored(id);
+    expect(before.blobs, 'stored texts').to.be.above(0);
+    // A copy read before the name was deleted and used again: same _id, an earlier creation time.
+    const deleted = await deleteClosedRuns({ models: db.models, temporal, logger }, [{ _id: id, created_at: new Date(Date.now() - DAY_MS) }]);
+    expect(deleted).to.deep.equal([]);
+    expect(await stored(id)).to.deep.equal(before);
+    expect(await hasExecution(id)).to.equal(true);
+  });
 
   it('deletes a closed Variant A run with all it stored, and a trigger with its name then runs anew', async () => {
     const { api, username } = await signedIn('del');
@@ -213,10 +227,14 @@ describe('runs: delete and retention', () => {
     let described = await handle.describe();
     expect(described.action.args).to.deep.equal([{ retentionMs: 12 * 3600_000 }]);
     expect(described.spec.intervals?.[0]?.every).to.equal(3_600_000);
+    expect(described.policies.catchupWindow).to.equal(3_600_000);
     await ensureRetentionSchedule(temporal, configWith({ TEMPORAL_TASK_QUEUE: queue, RUN_RETENTION_DAYS: '30', RETENTION_INTERVAL_MS: '60000' }));
     described = await handle.describe();
     expect(described.action.args).to.deep.equal([{ retentionMs: 30 * DAY_MS }]);
     expect(described.spec.intervals?.[0]?.every).to.equal(60_000);
+    // An existing Schedule takes the new interval's policies and time-out too, not only its spec.
+    expect(described.policies.catchupWindow).to.equal(60_000);
+    expect(described.action.type === 'startWorkflow' && described.action.workflowExecutionTimeout).to.equal(120_000);
     await ensureRetentionSchedule(temporal, configWith({ TEMPORAL_TASK_QUEUE: queue }));
     expect(await absent(), 'unset again: deleted').to.equal(true);
   });

@@ -16,7 +16,7 @@ export async function deleteClosedRun(deps: AppDeps, id: RunIdentity): Promise<R
   const record = await findRun(models, id);
   if (!record) throw notFound(`run "${id.run}"`);
   if (!isTerminal(record.status)) throw conflict(`run "${id.run}" is ${record.status}: only a closed run (ready or error) can be deleted`, 'run_live');
-  const deleted = await deleteClosedRuns({ models, temporal: deps.temporal, logger: deps.logger }, [record._id]);
+  const deleted = await deleteClosedRuns({ models, temporal: deps.temporal, logger: deps.logger }, [record]);
   if (deleted.length === 0) throw notFound(`run "${id.run}"`);
   deps.logger.info({ run: record._id }, 'run deleted');
   return record;
