@@ -3,6 +3,7 @@ import { clearDeferredStart, closeRun, deferredStarts, findRun } from '../src/st
 import { findTask } from '../src/store/tasks';
 import { closeFromWorkflow, type ClosedStatus } from '../src/temporal/run-endings';
 import { startFromRecord } from '../src/temporal/start-run';
+import { unavailableDependency } from '../src/dependencies';
 import { runTask } from '../workflows/run-task';
 import type { ActivityDeps } from './deps';
 
@@ -14,6 +15,23 @@ const VISIBILITY_LAG_MS = 60_000;
 const DEFERRED_STARTS_PER_PASS = 500;
 
 export function createReconcileActivities(deps: ActivityDeps) {
+  /** Starts one deferred run if its record still waits for a start (1), and forgets the deferral. */
+  const startDeferred = async (runId: string): Promise<number> => {
+    const { models } = deps.db;
+    const record = await findRun(models, runId);
+    let started = 0;
+    if (record && !record.started && record.status === 'pending') {
+      const task = await findTask(models, { owner: record.owner, profile: record.profile, name: record.task });
+      // A task of the same name made after the run's was deleted is another task: the run is not started with it.
+      if (task && task._id.equals(record.task_id)) {
+        await startFromRecord({ models, temporal: deps.temporal, config: deps.config }, record, task);
+        started = 1;
+      } else await closeRun(models, record._id, 'the task was deleted before the run could start');
+    }
+    await clearDeferredStart(models, runId);
+    return started;
+  };
+
   return {
     /**
      * Ends the records of this task queue's runs whose workflow closed since the last pass without recording its end.
@@ -53,15 +71,14 @@ export function createReconcileActivities(deps: ActivityDeps) {
       // Started on this worker's queue (config): the queue they were deferred from.
       for (const deferred of await deferredStarts(models, input.taskQueue, DEFERRED_STARTS_PER_PASS)) {
         Context.current().heartbeat();
-        const record = await findRun(models, deferred._id);
-        if (record && !record.started && record.status === 'pending') {
-          const task = await findTask(models, { owner: record.owner, profile: record.profile, name: record.task });
-          if (task) {
-            await startFromRecord({ models, temporal: deps.temporal, config: deps.config }, record, task);
-            started++;
-          } else await closeRun(models, record._id, 'the task was deleted before the run could start');
+        try {
+          started += await startDeferred(deferred._id);
+        } catch (err) {
+          // Temporal or MongoDB still not answering: every start waits for the next pass.
+          if (unavailableDependency(err)) throw err;
+          // Anything else is this run's own problem: logged, and kept for the next pass, without holding up the rest.
+          deps.logger.warn({ run: deferred._id, err }, 'reconciler could not start a deferred run');
         }
-        await clearDeferredStart(models, deferred._id);
       }
       if (started) deps.logger.info({ started }, 'reconciler started runs whose start had failed');
       return started;

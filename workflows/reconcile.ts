@@ -9,5 +9,9 @@ import { RECONCILE } from './limits';
  */
 export async function reconcileRuns(input: { taskQueue: string }): Promise<{ ended: number; started: number }> {
   const { reconcileClosedRuns, startDeferredRuns } = proxyActivities<Activities>(RECONCILE);
-  return { ended: await reconcileClosedRuns(input), started: await startDeferredRuns(input) };
+  // Each independent of the other: a visibility outage does not hold up the deferred starts, nor the reverse.
+  const [ended, started] = await Promise.allSettled([reconcileClosedRuns(input), startDeferredRuns(input)]);
+  if (ended.status === 'rejected') throw ended.reason;
+  if (started.status === 'rejected') throw started.reason;
+  return { ended: ended.value, started: started.value };
 }
