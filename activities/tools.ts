@@ -28,6 +28,10 @@ export async function listProfileTools(models: Models, owner: string, profile: s
   for (const install of installs) {
     const servlet = servlets.find((s) => s.owner === install.servlet_owner && s.name === install.servlet_name);
     const tools = (servlet?.schema.tools ?? []) as DescribedTool[];
+    // An approval list naming a tool the servlet no longer has (it was replaced, the tool renamed) fails closed:
+    // every tool of the install then waits for approval, rather than the renamed one running unasked.
+    const approval = install.approval as ToolApproval | null | undefined;
+    const stale = Array.isArray(approval) && approval.some((name) => !tools.some((t) => t.name === name));
     for (const tool of tools) {
       let name = `${install.name}__${tool.name}`.replace(/[^A-Za-z0-9_-]/g, '_');
       if (name.length > 64 || used.has(name) || name !== `${install.name}__${tool.name}`) {
@@ -41,7 +45,7 @@ export async function listProfileTools(models: Models, owner: string, profile: s
         inputSchema: tool.inputSchema ?? { type: 'object', properties: {} },
         install: install.name,
         tool: tool.name,
-        ...(needsApproval(install.approval as ToolApproval | null | undefined, tool.name) ? { approval: true } : {}),
+        ...(stale || needsApproval(approval, tool.name) ? { approval: true } : {}),
       });
     }
   }

@@ -91,7 +91,11 @@ export function activityMetrics(registry: Registry): ActivityInterceptorsFactory
         try {
           const result = await next(input);
           outcome = 'completed';
-          counted(activity, input.args[0], result);
+          try {
+            counted(activity, input.args[0], result);
+          } catch {
+            // A metric must never fail an activity whose work is done (its effects are written).
+          }
           return result;
         } catch (err) {
           // Cancelled by the server, a lost heartbeat or the worker shutting down: the error is then whatever the

@@ -214,7 +214,7 @@ describe('runs: control (cancel, approvals, limits, usage)', () => {
       const { fake } = getStack();
       await installServlet(api, username, 'greeter', 'hello');
       const reinstall = await api.post('/api/profiles/~/default/installations', { servlet_slug: `${username}/greeter`, name: 'hello', settings: { approval: ['greet'] } });
-      expect(reinstall.status, reinstall.text).to.be.oneOf([200, 201]);
+      expect(reinstall.status, reinstall.text).to.equal(200);
       await createTask(api, 'default', 'approve');
       fake.script([
         openaiToolCall([{ id: 'c1', name: 'hello__greet', arguments: { name: 'Ann' } }]),
@@ -257,19 +257,24 @@ describe('runs: control (cancel, approvals, limits, usage)', () => {
     it('asks nothing for tools the installation does not name', async () => {
       const { api, username } = await signedIn();
       const { fake } = getStack();
-      await installServlet(api, username, 'greeter', 'free');
+      // infinite-loop has two tools, spin and ping: only spin needs approval.
+      await installServlet(api, username, 'infinite-loop', 'loop');
+      const gated = await api.post('/api/profiles/~/default/installations', { servlet_slug: `${username}/infinite-loop`, name: 'loop', settings: { approval: ['spin'] } });
+      expect(gated.status, gated.text).to.equal(200);
       await createTask(api, 'default', 'free');
-      fake.script([openaiToolCall([{ name: 'free__greet', arguments: { name: 'C' } }]), (req) => openaiText(toolMessages(req)[0].content)]);
+      fake.script([openaiToolCall([{ name: 'loop__ping', arguments: {} }]), (req) => openaiText(toolMessages(req)[0].content)]);
       const run = await waitForRun(api, `http://x${await trigger(api, 'free', 'f1')}`);
-      expect(run.results.at(-1).lastMessage.content).to.equal('Hello, C!');
+      expect(run.status).to.equal('ready');
+      expect(run.results.at(-1).lastMessage.content).to.equal('pong');
       expect(run.results.some((e: any) => e.approval)).to.equal(false);
+      expect(fake.requests[0]!.body.tools.map((t: any) => t.function.name).sort()).to.deep.equal(['loop__ping', 'loop__spin']);
     });
 
     it('ends a run cancelled while it waits for approval', async () => {
       const { api, username } = await signedIn();
       const { fake } = getStack();
       await installServlet(api, username, 'greeter', 'gated');
-      expect((await api.post('/api/profiles/~/default/installations', { servlet_slug: `${username}/greeter`, name: 'gated', settings: { approval: '*' } })).status).to.be.oneOf([200, 201]);
+      expect((await api.post('/api/profiles/~/default/installations', { servlet_slug: `${username}/greeter`, name: 'gated', settings: { approval: '*' } })).status).to.equal(200);
       await createTask(api, 'default', 'gated');
       fake.script([openaiToolCall([{ name: 'gated__greet', arguments: { name: 'D' } }])]);
       const path = await trigger(api, 'gated', 'g1');

@@ -117,6 +117,17 @@ describe('installations: settings.approval', () => {
       expect(specs.some__ping).to.include({ install: 'some', tool: 'ping' });
     });
 
+    it('marks every tool of an install whose approval list names a tool its servlet no longer has (fails closed)', async () => {
+      const me = await libraryUser();
+      await publish(me, 'loop', 'infinite-loop');
+      await install(me, { servlet_slug: '~/loop', name: 'renamed', settings: { approval: ['ping'] } });
+      // As after the servlet was replaced by a version whose `ping` is gone: the stored list names a missing tool.
+      await getStack().db.conn.db!.collection('installations').updateOne({ owner: me.username, name: 'renamed' }, { $set: { approval: ['pong'] } });
+      const specs = await specsOf(me);
+      expect(specs.renamed__ping, 'ping').to.include({ approval: true });
+      expect(specs.renamed__spin, 'spin').to.include({ approval: true });
+    });
+
     it('marks nothing for an install stored before approval existed', async () => {
       const me = await libraryUser();
       await publish(me, 'g', 'greeter');
