@@ -7,6 +7,7 @@ import { parse } from '../../validate';
 import { ownerFromPath } from '../users/owner';
 import { approvalBody, approvalId, runName, variantATrigger } from './schema';
 import type { RunService } from './service';
+import type { RunIdentity } from '../../../../workflows/types';
 
 /** Run URLs name the owner (not `~`) so they stay right whoever triggered the run with a signed URL. */
 export const runUrlA = (base: string, owner: string, task: string, run: string) => `${base}/api/profiles/${owner}/default/tasks/${task}/runs/${run}`;
@@ -50,47 +51,33 @@ export function runsRouter(deps: AppDeps, runs: RunService): Router {
     await runs.read(ctx, { ...where, run: ctx.params.run! });
   });
 
-  // Deleting a closed run (docs/runs.md, "Deleting runs"): 204, its name free again.
-  const deleteRun = async (ctx: Context, where: { owner: string; profile: string; task: string }) => {
-    await runs.deleteRun({ ...where, run: parse(runName, ctx.params.run, 'path.run') });
-    ctx.status = 204;
-  };
-  router.delete('/profiles/:user/:profile/tasks/:task/runs/:run', (ctx) => deleteRun(ctx, variantA(ctx)));
-  router.delete('/runs/:user/:profile/:task/:run', (ctx) => deleteRun(ctx, variantB(ctx)));
-
-  // Run control (docs/runs.md, "Cancelling a run" and "Tool approvals"): 202 with the run's URL.
-  const runOf = (ctx: Context, where: { owner: string; profile: string; task: string }) => ({ ...where, run: parse(runName, ctx.params.run, 'path.run') });
-  const cancel = async (ctx: Context, where: { owner: string; profile: string; task: string }, url: (run: string) => string) => {
-    const id = runOf(ctx, where);
-    await runs.cancel(id, ctx.state.username as string);
-    ctx.status = 202;
-    ctx.body = { url: url(id.run) };
-  };
-  const decide = async (ctx: Context, where: { owner: string; profile: string; task: string }, url: (run: string) => string) => {
-    const id = runOf(ctx, where);
-    const approval = parse(approvalId, ctx.params.approval, 'path.approval');
-    const body = parse(approvalBody, ctx.request.body);
-    await runs.decide(id, approval, body, ctx.state.username as string);
-    ctx.status = 202;
-    ctx.body = { url: url(id.run) };
-  };
-  const urlA = (where: { owner: string; task: string }) => (run: string) => runUrlA(base, where.owner, where.task, run);
-  const urlB = (where: { owner: string; profile: string; task: string }) => (run: string) => runUrlB(base, where.owner, where.profile, where.task, run);
-  router.post('/profiles/:user/:profile/tasks/:task/runs/:run/cancel', (ctx) => {
-    const where = variantA(ctx);
-    return cancel(ctx, where, urlA(where));
-  });
-  router.post('/profiles/:user/:profile/tasks/:task/runs/:run/approvals/:approval', (ctx) => {
-    const where = variantA(ctx);
-    return decide(ctx, where, urlA(where));
-  });
-  router.post('/runs/:user/:profile/:task/:run/cancel', (ctx) => {
-    const where = variantB(ctx);
-    return cancel(ctx, where, urlB(where));
-  });
-  router.post('/runs/:user/:profile/:task/:run/approvals/:approval', (ctx) => {
-    const where = variantB(ctx);
-    return decide(ctx, where, urlB(where));
-  });
+  // One run, by either variant's path: delete it (docs/runs.md, "Deleting runs"), cancel it ("Cancelling a run"),
+  // decide an approval ("Tool approvals").
+  const runPaths = [
+    { path: '/profiles/:user/:profile/tasks/:task/runs/:run', where: variantA, url: (id: RunIdentity) => runUrlA(base, id.owner, id.task, id.run) },
+    { path: '/runs/:user/:profile/:task/:run', where: variantB, url: (id: RunIdentity) => runUrlB(base, id.owner, id.profile, id.task, id.run) },
+  ];
+  for (const { path, where, url } of runPaths) {
+    const runOf = (ctx: Context): RunIdentity => ({ ...where(ctx), run: parse(runName, ctx.params.run, 'path.run') });
+    const accepted = (ctx: Context, id: RunIdentity) => {
+      ctx.status = 202;
+      ctx.body = { url: url(id) };
+    };
+    router.delete(path, async (ctx) => {
+      await runs.deleteRun(runOf(ctx));
+      ctx.status = 204;
+    });
+    router.post(`${path}/cancel`, async (ctx) => {
+      const id = runOf(ctx);
+      await runs.cancel(id, ctx.state.username as string);
+      accepted(ctx, id);
+    });
+    router.post(`${path}/approvals/:approval`, async (ctx) => {
+      const id = runOf(ctx);
+      const approval = parse(approvalId, ctx.params.approval, 'path.approval');
+      await runs.decide(id, approval, parse(approvalBody, ctx.request.body), ctx.state.username as string);
+      accepted(ctx, id);
+    });
+  }
   return router;
 }
