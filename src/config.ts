@@ -85,6 +85,8 @@ const schema = z.object({
    */
   TRIGGER_CACHE_MS: z.coerce.number().int().min(0).max(10_000).default(1_000),
   BODY_LIMIT_BYTES: positiveInt.default(1024 * 1024),
+  /** Deepest nesting of arrays and objects a JSON body may have (400 `json_too_deep` above; at most 1000: deeper data would overflow the stores' encoders). */
+  JSON_MAX_DEPTH: z.coerce.number().int().min(1).max(1_000).default(64),
   /** Provider calls a worker runs at once: they are waiting, not computing, so thousands are cheap. */
   WORKER_MAX_PROVIDER_CALLS: positiveInt.default(2_000),
   /** Tool (servlet) calls a worker runs at once: they compute (WebAssembly), so about the cores. */

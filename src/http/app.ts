@@ -2,6 +2,7 @@ import Koa from 'koa';
 import Router from '@koa/router';
 import { Counter } from 'prom-client';
 import type { AppDeps } from './deps';
+import { AppError } from '../errors';
 import { errorHandler } from './middleware/errors';
 import { jsonBody } from './middleware/body';
 import { requireSession } from './middleware/auth';
@@ -21,6 +22,30 @@ import { codecRouter } from './routes/codec/router';
 import { healthRouter } from './routes/health/router';
 import { createRunReader } from '../temporal/run-reader';
 import { createRegistry } from '../metrics';
+
+const KNOWN_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
+
+/** A path that exists, asked with a method it does not take: 405 in the error shape, with the router's `Allow`. */
+function allowedMethods(router: Router): Koa.Middleware {
+  const allowed = router.allowedMethods() as unknown as Koa.Middleware;
+  return async (ctx, next) => {
+    await allowed(ctx, next);
+    if ((ctx.status === 405 || ctx.status === 501) && ctx.body == null) {
+      throw new AppError(405, 'method_not_allowed', `method: ${ctx.method} is not allowed on this path (Allow: ${ctx.response.get('Allow') || 'none'})`);
+    }
+  };
+}
+
+/** A method the service knows nothing of (TRACE, PROPFIND, M-SEARCH...) is a 405 on any path. */
+function knownMethods(): Koa.Middleware {
+  return async (ctx, next) => {
+    if (!KNOWN_METHODS.has(ctx.method)) {
+      ctx.set('Allow', [...KNOWN_METHODS].join(', '));
+      throw new AppError(405, 'method_not_allowed', `method: ${ctx.method} is not one this service takes`);
+    }
+    await next();
+  };
+}
 
 /** Builds the API without listening: entry points call `listen`, tests use port 0. */
 export function createApp(deps: AppDeps): Koa {
@@ -61,9 +86,11 @@ export function createApp(deps: AppDeps): Koa {
   app.use(accessLog(deps.logger));
   app.use(errorHandler(deps.logger));
   app.use(moduleUploadBypass());
-  app.use(jsonBody(deps.config.BODY_LIMIT_BYTES));
+  app.use(jsonBody({ maxBytes: deps.config.BODY_LIMIT_BYTES, maxDepth: deps.config.JSON_MAX_DEPTH }));
+  app.use(knownMethods());
   app.use(open.routes());
+  app.use(allowedMethods(open));
   app.use(api.routes());
-  app.use(api.allowedMethods());
+  app.use(allowedMethods(api));
   return app;
 }

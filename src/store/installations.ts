@@ -128,13 +128,20 @@ export async function listInstalls(
   keyring: Keyring,
   owner: string,
   profile: string,
-): Promise<{ installs: InstallView[]; lastModified: Date }> {
+  page?: { limit: number; after?: string },
+): Promise<{ installs: InstallView[]; lastModified: Date; next: string | null }> {
   const mark = await models.Profile.findOne({ owner, name: profile }, { created_at: 1, installs_modified_at: 1 }).lean<{
     created_at: Date;
     installs_modified_at?: Date | null;
   }>();
   if (!mark) throw notFound(`profile "${profile}"`);
-  const installs = await models.Installation.find({ owner, profile }).sort({ name: 1 }).lean<InstallRecord[]>();
+  // Paged by name (unique in a profile): `after` is the last name of the page before.
+  const filter = page?.after === undefined ? { owner, profile } : { owner, profile, name: { $gt: page.after } };
+  const query = models.Installation.find(filter).sort({ name: 1 });
+  if (page) query.limit(page.limit + 1);
+  const found = await query.lean<InstallRecord[]>();
+  const installs = page ? found.slice(0, page.limit) : found;
+  const next = page && found.length > page.limit ? installs[installs.length - 1]!.name : null;
   const servlets = installs.length === 0 ? [] : await models.Servlet.find({ $or: installs.map((i) => ({ owner: i.servlet_owner, name: i.servlet_name })) }).lean<ServletRecord[]>();
   const byRef = new Map(servlets.map((s) => [`${s.owner}/${s.name}`, fromServletDoc(s)]));
 
@@ -145,7 +152,7 @@ export async function listInstalls(
     last = Math.max(last, install.modified_at.getTime(), servlet?.modified_at.getTime() ?? 0);
     if (servlet) views.push({ install, servlet, config: openConfig(keyring, install.config) });
   }
-  return { installs: views, lastModified: new Date(last) };
+  return { installs: views, lastModified: new Date(last), next };
 }
 
 /** false when the profile has no install by that name. */

@@ -29,7 +29,9 @@ function decodeCursor(cursor: string, tieBreakers: readonly string[]): SortKey {
   const ok =
     Array.isArray(value) &&
     value.length === tieBreakers.length + 1 &&
-    Number.isFinite(value[0]) &&
+    Number.isSafeInteger(value[0]) &&
+    // A time a Date can hold (±8.64e15 ms): beyond it the query could not be built.
+    Math.abs(value[0] as number) <= 8.64e15 &&
     value.slice(1).every((v) => typeof v === 'string');
   if (!ok) throw badRequest('cursor: not a cursor issued by this list');
   return value as SortKey;

@@ -40,6 +40,14 @@ export function signTaskUrl(
   return `${opts.publicUrl}${signedPath(task.owner, task.profile, task.name)}?id=${parts.id}&iat=${parts.iat}&exp=${parts.exp}&sig=${sig}`;
 }
 
+function decodeSegment(segment: string): string | undefined {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return undefined;
+  }
+}
+
 /** Parses the parts of a signed URL (absolute, or a path with its query); undefined when it is not one. */
 export function parseSignedUrl(url: string): SignedUrlParts | undefined {
   let u: URL;
@@ -52,7 +60,10 @@ export function parseSignedUrl(url: string): SignedUrlParts | undefined {
   const q = u.searchParams;
   const [id, iat, exp, sig] = ['id', 'iat', 'exp', 'sig'].map((k) => q.get(k) ?? '');
   if (!m || !id || !/^\d{1,15}$/.test(iat!) || !/^\d{1,12}$/.test(exp!) || !sig) return undefined;
-  return { owner: decodeURIComponent(m[1]!), profile: decodeURIComponent(m[2]!), task: decodeURIComponent(m[3]!), id: id!, iat: Number(iat), exp: Number(exp), sig: sig! };
+  // A path segment that is not valid percent-encoding names no task: not a signed URL.
+  const [owner, profile, task] = [m[1]!, m[2]!, m[3]!].map(decodeSegment);
+  if (owner === undefined || profile === undefined || task === undefined) return undefined;
+  return { owner, profile, task, id: id!, iat: Number(iat), exp: Number(exp), sig: sig! };
 }
 
 export type Verdict = { ok: true } | { ok: false; code: 'signed_url_invalid' | 'signed_url_expired' | 'signed_url_revoked'; message: string };

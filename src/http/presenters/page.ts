@@ -41,7 +41,8 @@ export function sendRenderedPage(ctx: Context, page: Page<string>) {
   ctx.body = `[${page.items.join(',')}]`;
 }
 
-function setNextLink(ctx: Context, next: string | null) {
+/** Sets `Link: <...>; rel="next"` for a page that has a next one. */
+export function setNextLink(ctx: Context, next: string | null) {
   if (!next) return;
   // A relative reference (RFC 8288 allows it): nothing taken from the Host header, which a client controls.
   const query = new URLSearchParams(ctx.querystring);

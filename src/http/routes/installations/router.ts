@@ -1,7 +1,8 @@
 import type { Context } from 'koa';
 import crypto from 'node:crypto';
 import Router from '@koa/router';
-import { notFound } from '../../../errors';
+import { badRequest, notFound } from '../../../errors';
+import { pageRequest, setNextLink } from '../../presenters/page';
 import { installServlet, listInstalls, removeInstall } from '../../../store/installations';
 import type { AppDeps, AuthState } from '../../deps';
 import { presentInstall } from '../../presenters/installation';
@@ -24,7 +25,8 @@ export function installationsRouter(deps: AppDeps) {
     const { profile } = parse(profileParams, ctx.params);
     // taken before the read, so every change the answer misses is stamped later than this (install-changes.ts)
     const readAt = new Date();
-    const { installs, lastModified } = await listInstalls(models, deps.keyring, owner, profile);
+    const { installs, lastModified, next } = await listInstalls(models, deps.keyring, owner, profile, installsPage(ctx));
+    setNextLink(ctx, next === null ? null : encodeNameCursor(next));
     const body = JSON.stringify({ installs: installs.map(presentInstall) });
     const etag = `W/"${crypto.createHash('sha256').update(body).digest('base64url')}"`;
     // The Python client sends back the Date of its last answer as If-Modified-Since; HTTP dates have whole seconds.
@@ -67,6 +69,32 @@ export function installationsRouter(deps: AppDeps) {
   });
 
   return router;
+}
+
+/**
+ * `?limit=&cursor=` validated as the other lists do; without either, the whole list (the Python client reads one
+ * answer). Pages go by install name: the cursor is the last name of the page before.
+ */
+function installsPage(ctx: Context): { limit: number; after?: string } | undefined {
+  if (ctx.query.limit === undefined && ctx.query.cursor === undefined) return undefined;
+  const page = pageRequest(ctx);
+  return { limit: page.limit, after: page.cursor === undefined ? undefined : decodeNameCursor(page.cursor) };
+}
+
+const encodeNameCursor = (name: string) => Buffer.from(JSON.stringify(['install', name])).toString('base64url');
+
+/** Throws a 400 naming `cursor` when it is not one this list issued. */
+function decodeNameCursor(cursor: string): string {
+  let value: unknown;
+  try {
+    value = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+  } catch {
+    value = undefined;
+  }
+  if (!Array.isArray(value) || value.length !== 2 || value[0] !== 'install' || typeof value[1] !== 'string') {
+    throw badRequest('cursor: not a cursor issued by this list');
+  }
+  return value[1];
 }
 
 /**

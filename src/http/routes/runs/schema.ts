@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { badRequest } from '../../../errors';
 import { nameSchema } from '../../../store/names';
 
 /** Variant A trigger body: trigger data is a flat map of string to string. */
@@ -6,6 +7,20 @@ export const variantATrigger = z.object({
   parameters: z.record(z.string(), z.string({ error: 'expected a string (Variant A takes a flat map of string to string)' })).default({}),
 });
 export type VariantATrigger = z.infer<typeof variantATrigger>;
+
+/**
+ * Variant A's parameters as sent: zod leaves a `__proto__` key out of a record, but trigger data keeps it as data
+ * like any other key (an own property, as JSON.parse made it, never a prototype). Throws a 400 naming
+ * `parameters.__proto__` when its value is not a string.
+ */
+export function variantAParameters(body: unknown): Record<string, string> {
+  const parsed = variantATrigger.parse(body).parameters;
+  const sent = (body as { parameters?: unknown }).parameters;
+  if (sent === undefined || !Object.hasOwn(sent as object, '__proto__')) return parsed;
+  const value = (sent as Record<string, unknown>)['__proto__'];
+  if (typeof value !== 'string') throw badRequest('parameters.__proto__: expected a string (Variant A takes a flat map of string to string)');
+  return sent as Record<string, string>;
+}
 
 /** The `run-id` header of a signed trigger. */
 export const runIdHeader = nameSchema.optional();
