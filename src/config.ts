@@ -87,6 +87,10 @@ const schema = z.object({
   BODY_LIMIT_BYTES: positiveInt.default(1024 * 1024),
   /** Deepest nesting of arrays and objects a JSON body may have (400 `json_too_deep` above; at most 1000: deeper data would overflow the stores' encoders). */
   JSON_MAX_DEPTH: z.coerce.number().int().min(1).max(1_000).default(64),
+  /** Triggers a minute per signed URL and per task (429 `trigger_limit` past it; a trigger of an existing run does not count); 0: off. */
+  TRIGGER_LIMIT_PER_MINUTE: z.coerce.number().int().min(0).default(6_000),
+  /** Writes (POST, PUT, PATCH, DELETE other than triggers) a minute per session (429 `write_limit` past it); 0: off. */
+  WRITE_LIMIT_PER_MINUTE: z.coerce.number().int().min(0).default(600),
   /** Provider calls a worker runs at once: they are waiting, not computing, so thousands are cheap. */
   WORKER_MAX_PROVIDER_CALLS: positiveInt.default(2_000),
   /** Tool (servlet) calls a worker runs at once: they compute (WebAssembly), so about the cores. */

@@ -22,6 +22,10 @@ import { codecRouter } from './routes/codec/router';
 import { healthRouter } from './routes/health/router';
 import { createRunReader } from '../temporal/run-reader';
 import { createRegistry } from '../metrics';
+import { createRateLimits } from './rate-limits';
+
+/** Variant A's trigger (`PUT .../runs/:run`): counted by TRIGGER_LIMIT_PER_MINUTE, not as a write. */
+const VARIANT_A_TRIGGER = /^\/api\/profiles\/[^/]+\/[^/]+\/tasks\/[^/]+\/runs\/[^/]+\/?$/;
 
 const KNOWN_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
 
@@ -53,7 +57,8 @@ export function createApp(deps: AppDeps): Koa {
   app.silent = true;
 
   const reader = createRunReader(deps.temporal, { cacheMs: deps.config.LIVE_RUN_CACHE_MS, waitMs: deps.config.LIVE_READ_WAIT_MS });
-  const runs = runService(deps, reader);
+  const limits = createRateLimits(deps.db, deps.config);
+  const runs = runService(deps, reader, limits);
   const metrics = createRegistry();
   // Read from the reader when scraped: the benchmark divides it by the live polls it made.
   new Counter({
@@ -73,6 +78,7 @@ export function createApp(deps: AppDeps): Koa {
 
   const api = new Router({ prefix: '/api' });
   api.use(requireSession(deps.db.models, deps.config.SESSION_CACHE_MS));
+  api.use(limits.writes((method, path) => method === 'PUT' && VARIANT_A_TRIGGER.test(path)));
   api.use(usersRouter(deps).routes());
   api.use(profilesRouter(deps).routes());
   api.use(tasksRouter(deps, { saved: (ref) => runs.taskSaved(ref), deleted: (ref) => runs.forgetTask(ref) }).routes());

@@ -242,6 +242,17 @@ const installation = new Schema(
 installation.index({ owner: 1, profile: 1, name: 1 }, { unique: true });
 installation.index({ servlet_owner: 1, servlet_name: 1 });
 
+/** Request counts of the rate limits (http/rate-limits.ts): rate-limiter-flexible's Mongo store, one per key. */
+const rateLimit = new Schema(
+  {
+    key: { type: String, required: true },
+    points: { type: Number, required: true },
+    expire: { type: Date, default: null },
+  },
+  opts,
+);
+rateLimit.index({ key: 1 }, { unique: true });
+
 export function registerModels(conn: Connection) {
   return {
     User: conn.model('User', user, 'users'),
@@ -255,6 +266,7 @@ export function registerModels(conn: Connection) {
     ServiceState: conn.model('ServiceState', serviceState, 'service_state'),
     DeferredStart: conn.model('DeferredStart', deferredStart, 'deferred_starts'),
     RevokedUrl: conn.model('RevokedUrl', revokedUrl, 'revoked_urls'),
+    RateLimit: conn.model('RateLimit', rateLimit, 'rate_limits'),
     Servlet: conn.model('Servlet', servlet, 'servlets'),
     Module: conn.model('Module', moduleBlob, 'modules'),
     ModuleChunk: conn.model('ModuleChunk', moduleChunk, 'module_chunks'),

@@ -4,6 +4,7 @@ import { AppError, dependencyUnavailable } from '../../errors';
 import { unavailableDependency } from '../../dependencies';
 import type { Logger } from '../../logger';
 import { formatZodError } from '../validate';
+import { RateLimited } from '../rate-limits';
 
 /** Maps every error once: AppError → its status, zod → 400, body parser errors → 400/413/415, anything else → 500. */
 export function errorHandler(logger: Logger): Middleware {
@@ -18,6 +19,7 @@ export function errorHandler(logger: Logger): Middleware {
       if (status === 503) logger.warn({ err: { name: (err as Error)?.name, message: (err as Error)?.message }, method: ctx.method, path: ctx.path, code }, 'a dependency did not answer');
       else if (status >= 500) logger.error({ err, method: ctx.method, path: ctx.path }, 'request failed');
       if (status === 503) ctx.set('Retry-After', '1');
+      if (err instanceof RateLimited) ctx.set('Retry-After', String(err.retryAfterSeconds));
       ctx.status = status;
       ctx.body = { error: { code, message, ...extra } };
     }

@@ -1,7 +1,8 @@
 import type { Context } from 'koa';
 import { dependencyUnavailable, notFound } from '../../../errors';
 import { unavailableDependency } from '../../../dependencies';
-import { runWorkflowId } from '../../../store/runs';
+import { findRun, runWorkflowId } from '../../../store/runs';
+import { RateLimited, type RateLimits } from '../../rate-limits';
 import { revocationLookup, type RevocationLookup } from '../../../store/signed-urls';
 import { findTask, type TaskRecord, type TaskRef } from '../../../store/tasks';
 import { createTtlCache } from '../../../ttl-cache';
@@ -13,7 +14,7 @@ import { runReads } from './reads';
 import { deleteClosedRun } from './delete';
 
 /** What both variants' run routes share: load the task, trigger, read one run, list runs. */
-export function runService(deps: AppDeps, reader: RunReader) {
+export function runService(deps: AppDeps, reader: RunReader, limits: RateLimits) {
   const { models } = deps.db;
   const startDeps = { models, temporal: deps.temporal, config: deps.config };
   // What a trigger looks up (the task, the URL's revocations) is kept for TRIGGER_CACHE_MS: a burst of triggers costs
@@ -71,12 +72,27 @@ export function runService(deps: AppDeps, reader: RunReader) {
       return task;
     },
 
-    /** 201 when the run was created, 200 when the name was used before; both answer the run's URL. */
-    async trigger(ctx: Context, task: TaskRecord, run: string, payload: Record<string, unknown>, url: string) {
+    /**
+     * 201 when the run was created, 200 when the name was used before; both answer the run's URL. Counts against
+     * TRIGGER_LIMIT_PER_MINUTE for the task and for each of `limitKeys` (a signed URL's `url:<id>`): past it, a 429
+     * and nothing started, unless the run is already there (a retry of a trigger that went through).
+     */
+    async trigger(ctx: Context, task: TaskRecord, run: string, payload: Record<string, unknown>, url: string, limitKeys: string[] = []) {
+      let giveBack: () => Promise<void>;
+      try {
+        giveBack = await limits.trigger([`task:${task._id}`, ...limitKeys]);
+      } catch (err) {
+        if (!(err instanceof RateLimited) || !(await findRun(models, { owner: task.owner, profile: task.profile, task: task.name, run }))) throw err;
+        ctx.status = 200;
+        ctx.body = { url };
+        return;
+      }
       let created: boolean;
       try {
         ({ created } = await triggerRun(startDeps, task, run, payload));
+        if (!created) await giveBack();
       } catch (err) {
+        await giveBack();
         // The run may be recorded (and will then be started): the answer names it, so a retry with that name runs once.
         const dependency = unavailableDependency(err);
         if (!dependency) throw err;

@@ -1,0 +1,85 @@
+import { expect } from 'chai';
+import { api as apiAt, signedIn, startApi, type ApiResponse } from '../helpers/api';
+import { createTask, postSigned, signedUrl } from '../helpers/runs';
+import { getStack } from '../helpers/stack';
+
+const LIMIT = 4;
+
+function expectLimited(res: { status: number; headers: Headers; body: any; text: string }, code: string) {
+  expect(res.status, res.text).to.equal(429);
+  expect(res.body.error.code).to.equal(code);
+  expect(res.body.error.message).to.match(code === 'trigger_limit' ? /^TRIGGER_LIMIT_PER_MINUTE: / : /^WRITE_LIMIT_PER_MINUTE: /);
+  const retryAfter = Number(res.headers.get('retry-after'));
+  expect(retryAfter).to.be.within(1, 60);
+}
+
+/** The same signed URL, sent to another API process. */
+const via = (url: string, base: string) => `${base}${new URL(url).pathname}${new URL(url).search}`;
+
+describe('rate limits', () => {
+  let limited: { url: string };
+  let other: { url: string };
+  before(async () => {
+    const overrides = { TRIGGER_LIMIT_PER_MINUTE: String(LIMIT), WRITE_LIMIT_PER_MINUTE: String(LIMIT) };
+    limited = await startApi(overrides);
+    other = await startApi(overrides);
+  });
+
+  it('refuses a signed URL past TRIGGER_LIMIT_PER_MINUTE with 429 and Retry-After, starting nothing; a retry of a run that exists still answers 200', async () => {
+    const me = await signedIn('limit');
+    await createTask(me.api, 'default', 't', { prompt: 'hi' });
+    const url = via(await signedUrl(me.api, 'default', 't'), limited.url);
+    for (let i = 0; i < LIMIT; i++) expect((await postSigned(url, {}, { 'run-id': `r${i}` })).status).to.equal(201);
+    // Retries of runs that exist do not count, and are not refused.
+    for (let i = 0; i < 3; i++) expect((await postSigned(url, {}, { 'run-id': 'r0' })).status).to.equal(200);
+    const refused = await postSigned(url, {}, { 'run-id': 'over' });
+    expectLimited(refused, 'trigger_limit');
+    expect((await me.api.get('/api/runs/~/default/t/over')).status).to.equal(404);
+    expect(await getStack().db.models.Run.findById(`run/${me.username}/default/t/over`).lean()).to.equal(null);
+    expect((await postSigned(url, {}, { 'run-id': 'r1' })).status).to.equal(200);
+  });
+
+  it('counts per task as well as per URL, across API processes (the counts live in MongoDB)', async () => {
+    const me = await signedIn('limit');
+    await createTask(me.api, 'default', 't', { prompt: 'hi' });
+    const first = await signedUrl(me.api, 'default', 't');
+    const second = await signedUrl(me.api, 'default', 't');
+    const sent: number[] = [];
+    for (let i = 0; i < LIMIT; i++) sent.push((await postSigned(via(i % 2 ? first : second, i % 2 ? limited.url : other.url), {}, { 'run-id': `r${i}` })).status);
+    expect(sent).to.deep.equal(Array(LIMIT).fill(201));
+    expectLimited(await postSigned(via(first, other.url), {}, { 'run-id': 'over' }), 'trigger_limit');
+    expectLimited(await postSigned(via(second, limited.url), {}, { 'run-id': 'over' }), 'trigger_limit');
+  });
+
+  it('limits Variant A triggers per task, and does not count them as writes', async () => {
+    const me = await signedIn('limit');
+    const api = apiAt(me.sessionId, limited.url);
+    expect((await api.put('/api/profiles/~/default/tasks/a', { provider: 'openai', prompt: 'hi', settings: { key: 'k' } })).status).to.equal(201);
+    for (let i = 0; i < LIMIT; i++) expect((await api.put(`/api/profiles/~/default/tasks/a/runs/r${i}`, {})).status).to.equal(201);
+    expectLimited(await api.put('/api/profiles/~/default/tasks/a/runs/over', {}), 'trigger_limit');
+    // One write so far (the task): LIMIT - 1 more go through.
+    for (let i = 1; i < LIMIT; i++) expect((await api.post(`/api/profiles/~/p${i}`, {})).status).to.equal(201);
+  });
+
+  it('refuses writes past WRITE_LIMIT_PER_MINUTE per session with 429, changing nothing; reads and other sessions go on', async () => {
+    const me = await signedIn('limit');
+    const api = apiAt(me.sessionId, limited.url);
+    for (let i = 0; i < LIMIT; i++) expect((await api.post(`/api/profiles/~/p${i}`, {})).status).to.equal(201);
+    const refused: ApiResponse = await api.post('/api/profiles/~/over', {});
+    expectLimited(refused, 'write_limit');
+    expect((await me.api.get('/api/profiles/~/over')).status).to.equal(404);
+    expect((await api.get('/api/profiles/~/p0')).status).to.equal(200);
+    const again = await signedIn('limit');
+    expect((await apiAt(again.sessionId, other.url).post('/api/profiles/~/p0', {})).status).to.equal(201);
+    // The limit is per session, shared by the API processes.
+    expectLimited(await apiAt(me.sessionId, other.url).post('/api/profiles/~/over', {}), 'write_limit');
+  });
+
+  it('keeps no session id in the store: counts are keyed by its hash', async () => {
+    const me = await signedIn('limit');
+    await apiAt(me.sessionId, limited.url).post('/api/profiles/~/p', {});
+    const docs = await getStack().db.conn.db!.collection('rate_limits').find({}).toArray();
+    expect(docs.length).to.be.greaterThan(0);
+    expect(JSON.stringify(docs)).not.to.contain(me.sessionId.split('/').pop());
+  });
+});
