@@ -5,6 +5,7 @@ import { connectDb } from './store/connect';
 import { keyringFromConfig } from './store/secrets';
 import { connectTemporal } from './temporal/client';
 import { createApp } from './http/app';
+import { answerClientErrors } from './http/client-errors';
 
 /** Starts the API. Resolves once it listens; `close` stops it and its connections. */
 export async function startServer(config: Config) {
@@ -14,6 +15,7 @@ export async function startServer(config: Config) {
   const app = createApp({ config, logger, db, keyring: keyringFromConfig(config), temporal });
   const server: Server = await new Promise((resolve, reject) => {
     const s = app.listen(config.PORT, config.HOST, () => resolve(s));
+    answerClientErrors(s);
     s.once('error', reject);
   });
   logger.info({ url: config.PUBLIC_URL }, 'API listening');

@@ -110,6 +110,25 @@ describe('hostile input', () => {
     expectError(await rawRequest('DELETE', '/healthz'), 405, 'method_not_allowed', 'method');
   });
 
+  it('answers bytes that are not HTTP with 400 in the error shape, and a header past the limit with 431', async () => {
+    const net = await import('node:net');
+    const exchange = (bytes: string) =>
+      new Promise<string>((resolve, reject) => {
+        const { port } = new URL(getStack().apiUrl);
+        const socket = net.connect(Number(port), '127.0.0.1', () => socket.end(bytes));
+        let answer = '';
+        socket.on('data', (c: Buffer) => (answer += c.toString('utf8')));
+        socket.on('end', () => resolve(answer));
+        socket.on('error', reject);
+      });
+    const garbage = await exchange('{"not": "http"}\r\n\r\n');
+    expect(garbage).to.match(/^HTTP\/1\.1 400 /);
+    expect(JSON.parse(garbage.slice(garbage.indexOf('\r\n\r\n') + 4)).error.code).to.equal('invalid_http');
+    const huge = await exchange(`GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`);
+    expect(huge).to.match(/^HTTP\/1\.1 431 /);
+    expect(JSON.parse(huge.slice(huge.indexOf('\r\n\r\n') + 4)).error.code).to.equal('headers_too_large');
+  });
+
   it('answers a JSON null body with 400; an empty body is still {}', async () => {
     const res = await me.api.put('/api/tasks/~/default/n', undefined, { raw: 'null', headers: { 'content-type': 'application/json' } });
     expectError(res, 400, 'invalid_request', 'body');

@@ -2,6 +2,7 @@ import crypto from 'node:crypto';
 import http, { type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createApp } from '../../src/http/app';
+import { answerClientErrors } from '../../src/http/client-errors';
 import { createSession } from '../../src/store/sessions';
 import { atTeardown, getStack } from './stack';
 
@@ -85,6 +86,7 @@ export async function startApi(overrides: Record<string, string>): Promise<{ url
   const config = stack.configWith({ PUBLIC_URL: url, ...overrides });
   const app = createApp({ config, logger: stack.logger, db: stack.db, keyring: stack.keyring, temporal: stack.temporal });
   server.on('request', app.callback());
+  answerClientErrors(server);
   let closing: Promise<unknown> | undefined;
   const close = () => {
     server.closeAllConnections();

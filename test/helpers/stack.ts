@@ -8,6 +8,7 @@ import { createLogger, type Logger } from '../../src/logger';
 import { connectDb, type Db } from '../../src/store/connect';
 import { keyringFromConfig, type Keyring } from '../../src/store/secrets';
 import { createApp } from '../../src/http/app';
+import { answerClientErrors } from '../../src/http/client-errors';
 import { createWorker, type RunningWorkerParts } from '../../src/temporal/worker';
 import { installTemporalRuntime } from '../../src/temporal/runtime';
 import { SEARCH_ATTRIBUTES } from '../../src/temporal/search-attributes';
@@ -142,6 +143,7 @@ export async function startStack(): Promise<Stack> {
   const app = createApp({ config, logger, db, keyring, temporal });
   const server: Server = await new Promise((resolve) => {
     const s = app.listen(port, '127.0.0.1', () => resolve(s));
+    answerClientErrors(s);
   });
   teardown.unshift(async () => {
     server.closeAllConnections();
