@@ -3,12 +3,14 @@ import { withFailurePolicy } from './failure-guard';
 import { createReconcileActivities } from './reconcile';
 import { createRetentionActivities } from './retention';
 import { createRunActivities } from './run-activities';
+import { createScheduledRunActivities } from './scheduled-run';
+import { createWebhookDeliveryActivities } from './webhook-delivery';
 
 export type { ActivityDeps };
 
 /** Every activity, built from real dependencies (the worker's, or the tests' pointed at local fakes). */
 export function createActivities(deps: ActivityDeps) {
-  return withFailurePolicy(
+  const runSteps = withFailurePolicy(
     deps.logger,
     { prepareRun: 'preparing the run', recordRun: 'recording the run', callModel: 'the provider call', callTool: 'the tool call', abortRunCalls: 'stopping a cancelled run\'s calls', reconcileClosedRuns: 'reconciling runs', startDeferredRuns: 'starting deferred runs', deleteExpiredRuns: 'deleting expired runs' },
     {
@@ -20,6 +22,10 @@ export function createActivities(deps: ActivityDeps) {
       ...createRetentionActivities(deps),
     },
   );
+  // A schedule's steps are not a run's: their failures are the schedule action's (seen in Temporal), and "the run is
+  // still open" is how its wait polls.
+  // A webhook delivery's failures are its own too (activities/webhook-delivery.ts), never a run's.
+  return { ...runSteps, ...createScheduledRunActivities(deps), ...createWebhookDeliveryActivities(deps) };
 }
 
 export type Activities = ReturnType<typeof createActivities>;

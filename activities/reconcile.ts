@@ -3,6 +3,7 @@ import { clearDeferredStart, closeRun, deferredStarts, findRun } from '../src/st
 import { findTask } from '../src/store/tasks';
 import { closeFromWorkflow, type ClosedStatus } from '../src/temporal/run-endings';
 import { startFromRecord } from '../src/temporal/start-run';
+import { announceRunClosed } from '../src/temporal/webhook-start';
 import { unavailableDependency } from '../src/dependencies';
 import { runTask } from '../workflows/run-task';
 import type { ActivityDeps } from './deps';
@@ -50,10 +51,13 @@ export function createReconcileActivities(deps: ActivityDeps) {
         `CloseTime >= ${quote(since.toISOString())}`,
       ].join(' AND ');
       let ended = 0;
+      const closing = { models, temporal: deps.temporal, logger: deps.logger, config: deps.config };
       for await (const workflow of deps.temporal.workflow.list({ query })) {
         Context.current().heartbeat();
-        const closed = await closeFromWorkflow({ models, temporal: deps.temporal, logger: deps.logger }, workflow.workflowId, workflow.status.name as ClosedStatus, workflow);
+        const closed = await closeFromWorkflow(closing, workflow.workflowId, workflow.status.name as ClosedStatus, workflow);
         if (closed) ended++;
+        // Ended by another path (a read, a stream), which may not have started its webhook delivery: a no-op if it did.
+        else await announceRunClosed(closing, workflow.workflowId);
       }
       await models.ServiceState.updateOne({ _id: key }, { $set: { at: new Date(began - VISIBILITY_LAG_MS) } }, { upsert: true });
       if (ended) deps.logger.info({ taskQueue: input.taskQueue, ended }, 'reconciler ended runs whose workflow closed without their end');

@@ -3,7 +3,8 @@ import { storeText } from '../src/store/run-content';
 import { recordProgress, type RunProgress } from '../src/store/runs';
 import { findTaskVersion, openTaskKey, type TaskVersionRecord } from '../src/store/tasks';
 import { createTtlCache } from '../src/ttl-cache';
-import { addModelCall, finalEntry } from '../workflows/constants';
+import { announceRunClosed } from '../src/temporal/webhook-start';
+import { addModelCall, finalEntry, isTerminal } from '../workflows/constants';
 import { runFailure } from '../workflows/failures';
 import type { ModelCallInput, ModelTurn, RunRef, StartedRun, Text, ToolOutcome, ToolSpec } from '../workflows/types';
 import type { ActivityDeps } from './deps';
@@ -44,6 +45,8 @@ export function createRunActivities(deps: ActivityDeps) {
   };
 
   const prepare = createPrepare({ deps, contents, loadVersion, store });
+  /** What starting a closed run's webhook delivery needs (src/temporal/webhook-start.ts). */
+  const closed = { models, temporal: deps.temporal, logger: deps.logger, config: deps.config };
 
   /**
    * This process's provider and tool calls in flight, by run: a cancelled run's workflow stops them at once through
@@ -73,6 +76,7 @@ export function createRunActivities(deps: ActivityDeps) {
       const { run, transition: _transition, ...progress } = input;
       await recordProgress(models, run.id, progress);
       if (progress.messages) await contents.saved(run, progress.messages.from, progress.messages.items);
+      if (isTerminal(progress.status)) await announceRunClosed(closed, run.id);
     },
 
     /**
@@ -95,6 +99,7 @@ export function createRunActivities(deps: ActivityDeps) {
       const finishedAt = Date.now();
       const usage = addModelCall(input.usage, turn.usage);
       await recordProgress(models, input.run.id, { status: 'ready', modifiedAt: finishedAt, entries: { from: input.entriesFrom, items: [finalEntry(turn.text)] }, usage });
+      await announceRunClosed(closed, input.run.id);
       return { ...turn, finishedAt };
     },
 

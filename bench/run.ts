@@ -18,6 +18,7 @@ import { startBenchStack, startChild } from './stack';
 import { benchServlets } from './servlets';
 import { benchLongRun, printLongRun } from './long';
 import { benchSlowModel, printSlowModel } from './slow';
+import { benchLiveStreams } from './live';
 import { memoryBench, memoryRows, printMemory } from './memory';
 import { freePort, waitForPort } from '../test/helpers/net';
 
@@ -229,9 +230,14 @@ async function measure(s: Awaited<ReturnType<typeof startBenchStack>>) {
     const pollCpu = Object.fromEntries(Object.keys(pids).map((k) => [k, round((pollCpuAfter[k]! - pollCpuBefore[k]!) / pollSeconds, 2)]));
     log(`bench event loop delay during the polls: p99 ${round(benchLoop.percentile(99) / 1e6)} ms, max ${round(benchLoop.max / 1e6)} ms`);
     const queriesPerRunPerSecond = ((await metric(s.apiUrl, 'ptr_live_run_queries_total')) - queriesBefore) / 20 / pollSeconds;
+    log('200 event streams on the same 20 live runs (10 each), for as long as the polls...');
+    const liveRunPaths = Array.from({ length: 20 }, (_, i) => `/api/runs/bench/default/bench/live-${i}`);
+    const streams = await benchLiveStreams({ apiUrl: s.apiUrl, headers: cookie, runs: liveRunPaths, perRun: 10, seconds: pollSeconds, queries: () => metric(s.apiUrl, 'ptr_live_run_queries_total'), log });
     s.fake.reset(); // the held provider calls fail, and their runs retry and finish: none is left open at the end
     s.fake.script(echo);
     await Promise.all(Array.from({ length: 20 }, (_, i) => workflowOf(`live-${i}`).result()));
+    const polling = round(queriesPerRunPerSecond, 2);
+    results.liveStreams = { ...streams.figures, pollingQueriesPerLiveRunPerSecond: polling, costsAtMostPolling: streams.figures.queriesPerLiveRunPerSecond <= polling, endedStreams: await streams.finish() };
     results.livePolls = { pollers: 200, liveRuns: 20, p99Ms: round(percentile(pollLatencies, 99)), p50Ms: round(percentile(pollLatencies, 50)), serverP99Ms: round(percentile(serverLatencies, 99)), firstPollP99Ms: round(percentile(firstPolls, 99)), coresBusy: pollCpu, queriesPerLiveRunPerSecond: round(queriesPerRunPerSecond, 2) };
   }
 
@@ -290,6 +296,12 @@ function printTable(r: any, file: string) {
     rows.push(['  of which in the API (Server-Timing), p99', `${r.livePolls.serverP99Ms} ms`, '—', '']);
     rows.push(['  first poll of each poller (connects), p99', `${r.livePolls.firstPollP99Ms} ms`, '—', '']);
     rows.push(['Temporal queries per live run per s', `${r.livePolls.queriesPerLiveRunPerSecond}`, '—', '≤ 5']);
+  }
+  if (r.liveStreams) {
+    const ls = r.liveStreams;
+    rows.push([`queries per live run per s, ${ls.streams} streams`, `${ls.queriesPerLiveRunPerSecond}`, `${ls.pollingQueriesPerLiveRunPerSecond} (polls)`, `≤ polling: ${ls.costsAtMostPolling ? 'met' : 'not met'}`]);
+    rows.push(['  first event of each stream, p99', `${ls.firstEventP99Ms} ms`, '—', '']);
+    rows.push(['  streams that got `end` once the runs closed', `${ls.endedStreams} of ${ls.streams}`, '—', 'all']);
   }
   if (r.memoryMb) rows.push(...memoryRows(r.memoryMb));
   if (r.servletCallMs) {

@@ -91,6 +91,8 @@ const schema = z.object({
   TRIGGER_LIMIT_PER_MINUTE: z.coerce.number().int().min(0).default(6_000),
   /** Writes (POST, PUT, PATCH, DELETE other than triggers) a minute per session (429 `write_limit` past it); 0: off. */
   WRITE_LIMIT_PER_MINUTE: z.coerce.number().int().min(0).default(600),
+  /** Runs a user may have pending or running at once (429 `live_runs_limit` past it); 0: off. */
+  LIVE_RUNS_PER_USER: z.coerce.number().int().min(0).default(5_000),
   /** Provider calls a worker runs at once: they are waiting, not computing, so thousands are cheap. */
   WORKER_MAX_PROVIDER_CALLS: positiveInt.default(2_000),
   /** Tool (servlet) calls a worker runs at once: they compute (WebAssembly), so about the cores. */
@@ -122,6 +124,8 @@ const schema = z.object({
   RETENTION_INTERVAL_MS: z.coerce.number().int().min(1_000).default(3_600_000),
   /** How long a read of a live run waits for the workflow to answer before it serves the run record instead. */
   LIVE_READ_WAIT_MS: z.coerce.number().int().min(0).max(30_000).default(1_000),
+  /** A run's event stream sends a comment this often, so proxies do not close it while nothing happens. */
+  EVENTS_HEARTBEAT_MS: z.coerce.number().int().min(10).max(300_000).default(15_000),
   /** Memory a process may use for copies of run contents (conversations on workers, large texts in the API). */
   CONTENT_CACHE_MB: positiveInt.default(256),
   /**
@@ -152,6 +156,15 @@ const schema = z.object({
   NETWORK_BLOCKLIST: list,
   /** Destinations let through although the built-in blocklist refuses them (for one private host). */
   NETWORK_ALLOWLIST: list,
+  /** How long a run's completion webhook is retried (hours, fractions allowed) before its delivery gives up. */
+  WEBHOOK_RETRY_HOURS: z.coerce.number().positive().default(24),
+  /** The first wait before a failed webhook delivery is retried; each next wait doubles, up to an hour. */
+  WEBHOOK_RETRY_INITIAL_MS: positiveInt.default(10_000),
+  /**
+   * Webhook destinations let through although the built-in blocklist refuses them (syntax of NETWORK_ALLOWLIST);
+   * for webhooks only: servlets never see these holes, and webhooks do not get NETWORK_ALLOWLIST's.
+   */
+  WEBHOOK_ALLOWLIST: list,
 });
 
 export type Config = Omit<z.infer<typeof schema>, 'PUBLIC_URL' | 'VARIANT_A_MODEL'> & {

@@ -28,3 +28,18 @@ export const unsupportedMediaType = (message: string) => new AppError(415, 'unsu
 export type Dependency = 'mongodb' | 'temporal';
 export const dependencyUnavailable = (dependency: Dependency, extra?: Record<string, unknown>, hint = 'retry in a moment') =>
   new AppError(503, `${dependency}_unavailable`, `${dependency === 'mongodb' ? 'MongoDB' : 'Temporal'} did not answer in time; ${hint}`, extra);
+
+/** Past a limit: 429 with `Retry-After` (whole seconds) and a code naming the limit (docs: "Rate limits"). */
+export class RateLimited extends AppError {
+  constructor(
+    code: string,
+    message: string,
+    readonly retryAfterSeconds: number,
+  ) {
+    super(429, code, message);
+  }
+}
+
+/** LIVE_RUNS_PER_USER: the owner has that many runs `pending` or `running`; places free as they end. */
+export const liveRunsLimited = (limit: number) =>
+  new RateLimited('live_runs_limit', `LIVE_RUNS_PER_USER: ${limit} runs are already pending or running for this user; nothing was started (retry once some have ended)`, 5);

@@ -2,3 +2,5 @@ export { ping } from './ping';
 export { runTask, runQuery } from './run-task';
 export { reconcileRuns } from './reconcile';
 export { retainRuns } from './retention';
+export { deliverWebhook } from './webhook-delivery';
+export { scheduledRun } from './scheduled-run';

@@ -18,6 +18,7 @@ import { servletsRouter } from './routes/servlets/router';
 import { moduleUploadBypass } from './routes/servlets/module-upload';
 import { installationsRouter } from './routes/installations/router';
 import { contentRouter } from './routes/content/router';
+import { schedulesRouter } from './routes/schedules/router';
 import { codecRouter } from './routes/codec/router';
 import { healthRouter } from './routes/health/router';
 import { createRunReader } from '../temporal/run-reader';
@@ -87,6 +88,7 @@ export function createApp(deps: AppDeps): Koa {
   api.use(servletsRouter(deps).routes());
   api.use(installationsRouter(deps).routes());
   api.use(contentRouter(deps).routes());
+  api.use(schedulesRouter(deps).routes());
 
   app.use(requestMetrics(metrics));
   app.use(accessLog(deps.logger));

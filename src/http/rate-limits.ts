@@ -1,20 +1,9 @@
 import type { Middleware } from 'koa';
 import { RateLimiterMongo, RateLimiterRes } from 'rate-limiter-flexible';
-import { AppError } from '../errors';
+import { RateLimited } from '../errors';
 import type { Config } from '../config';
 import type { Db } from '../store/connect';
 import { sha256 } from '../store/secrets';
-
-/** Past a limit: 429 with `Retry-After` (whole seconds) and a code naming the limit. */
-export class RateLimited extends AppError {
-  constructor(
-    code: string,
-    message: string,
-    readonly retryAfterSeconds: number,
-  ) {
-    super(429, code, message);
-  }
-}
 
 /** The collection every API process counts in (rate-limiter-flexible's documents: `key`, `points`, `expire`). */
 export const RATE_LIMIT_COLLECTION = 'rate_limits';

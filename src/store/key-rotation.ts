@@ -3,10 +3,11 @@ import type { Models } from './models';
 import { open, seal, type Keyring, type SealedSecret } from './secrets';
 
 /**
- * Re-encrypts every stored secret under the current master key: task keys (tasks and task_versions) and servlet
- * install configuration (installations.config). Old ciphertexts are read with the retired keys. Each document is
- * rewritten only if its ciphertext is still the one read, so a concurrent save (already under the current key)
- * is never overwritten with older data. Safe to run again: what is already current is only counted.
+ * Re-encrypts every stored secret under the current master key: task keys (tasks and task_versions), tasks' webhook
+ * secrets (tasks.webhook.secret) and servlet install configuration (installations.config). Old ciphertexts are read
+ * with the retired keys. Each document is rewritten only if its ciphertext is still the one read, so a concurrent
+ * save (already under the current key) is never overwritten with older data. Safe to run again: what is already
+ * current is only counted.
  */
 export interface RotationCount {
   collection: string;
@@ -23,6 +24,8 @@ const TARGETS: Array<{ collection: string; model: (m: Models) => Model<any>; fie
   { collection: 'tasks', model: (m) => m.Task, field: 'key' },
   { collection: 'task_versions', model: (m) => m.TaskVersion, field: 'key' },
   { collection: 'installations', model: (m) => m.Installation, field: 'config' },
+  // Tasks' webhook secrets (store/webhooks.ts), counted apart from their provider keys.
+  { collection: 'tasks.webhook', model: (m) => m.Task, field: 'webhook.secret' },
 ];
 
 export async function rotateSecrets(models: Models, keyring: Keyring, options: { dryRun?: boolean } = {}): Promise<RotationCount[]> {
@@ -34,7 +37,7 @@ export async function rotateSecrets(models: Models, keyring: Keyring, options: {
     count.alreadyCurrent = await model.countDocuments({ [kidPath]: keyring.current.id });
     const stale = model.find({ [target.field]: { $ne: null }, [kidPath]: { $ne: keyring.current.id } }, { [target.field]: 1 }).lean().cursor();
     for await (const doc of stale) {
-      const sealed = (doc as Record<string, unknown>)[target.field] as SealedSecret;
+      const sealed = target.field.split('.').reduce<any>((value, part) => value?.[part], doc) as SealedSecret;
       let resealed: SealedSecret;
       try {
         resealed = seal(keyring, open(keyring, sealed));

@@ -65,6 +65,8 @@ const task = new Schema(
     profile: { type: String, required: true },
     name: { type: String, required: true },
     ...taskFields,
+    /** Completion webhook (store/webhooks.ts): `{ url, secret: <sealed> }`, or null. Not versioned: runs use the current one. */
+    webhook: { type: new Schema({ url: String, secret: sealed }, { _id: false }), default: null },
     /** Bumped on every update; each run keeps the version it started with (task_versions). */
     version: { type: Number, required: true },
     created_at: { type: Date, required: true },
@@ -163,6 +165,15 @@ const serviceState = new Schema(
   {
     _id: { type: String, required: true },
     at: { type: Date, required: true },
+  },
+  opts,
+);
+
+/** A task's latest webhook delivery attempts (store/webhooks.ts): one document per task, `_id` = the task's _id. */
+const webhookDeliveries = new Schema(
+  {
+    _id: { type: Schema.Types.ObjectId, required: true },
+    deliveries: { type: [Schema.Types.Mixed], default: [] },
   },
   opts,
 );
@@ -267,6 +278,7 @@ export function registerModels(conn: Connection) {
     DeferredStart: conn.model('DeferredStart', deferredStart, 'deferred_starts'),
     RevokedUrl: conn.model('RevokedUrl', revokedUrl, 'revoked_urls'),
     RateLimit: conn.model('RateLimit', rateLimit, 'rate_limits'),
+    WebhookDeliveries: conn.model('WebhookDeliveries', webhookDeliveries, 'webhook_deliveries'),
     Servlet: conn.model('Servlet', servlet, 'servlets'),
     Module: conn.model('Module', moduleBlob, 'modules'),
     ModuleChunk: conn.model('ModuleChunk', moduleChunk, 'module_chunks'),

@@ -6,6 +6,7 @@ import { keysetQuery, type Page, type PageRequest } from './keyset';
 import type { Models } from './models';
 import { getProfile } from './profiles';
 import { open, seal, type Keyring, type SealedSecret } from './secrets';
+import { resolveWebhook, type StoredWebhook, type WebhookChange } from './webhooks';
 
 export const RUNNERS = ['openai', 'anthropic'] as const;
 export type Runner = (typeof RUNNERS)[number];
@@ -41,6 +42,8 @@ export interface TaskRecord extends TaskRef, TaskSpec {
   _id: Types.ObjectId;
   /** Sealed provider key, or null: runs use the operator's key for the runner. */
   key: SealedSecret | null;
+  /** Completion webhook (store/webhooks.ts); absent or null: none. */
+  webhook?: StoredWebhook | null;
   version: number;
   created_at: Date;
   modified_at: Date;
@@ -119,14 +122,17 @@ export async function saveTask(
   ref: TaskRef,
   spec: TaskSpec,
   keyChange: KeyChange,
+  webhookChange: WebhookChange = undefined,
   now = new Date(),
-): Promise<{ task: TaskRecord; created: boolean }> {
+): Promise<{ task: TaskRecord; created: boolean; webhookSecret?: string }> {
   const { models } = deps;
   await getProfile(models, ref.owner, ref.profile);
   const fields: TaskSpec = { runner: spec.runner, model: spec.model, prompt: spec.prompt, max_tokens: spec.max_tokens, limits: spec.limits ?? null };
   for (let attempt = 0; attempt < SAVE_ATTEMPTS; attempt++) {
     const existing = await findTask(models, ref);
     const key = resolveKey(deps.keyring, deps.config, spec.runner, keyChange, existing);
+    // `webhookSecret`: a secret this save made, for its answer only.
+    const { webhook, generated: webhookSecret } = resolveWebhook(deps.keyring, webhookChange, existing?.webhook);
     const taskId = existing?._id ?? new Types.ObjectId();
     // Above any version document already written: one left by a save that died before updating the task is
     // skipped (versions may have gaps), never reused.
@@ -142,10 +148,10 @@ export async function saveTask(
     const dropOurVersion = () => models.TaskVersion.deleteOne({ task_id: taskId, version });
 
     if (!existing) {
-      const task: TaskRecord = { _id: taskId, ...ref, ...fields, key, version, created_at: now, modified_at: now };
+      const task: TaskRecord = { _id: taskId, ...ref, ...fields, key, webhook, version, created_at: now, modified_at: now };
       try {
         await models.Task.create(task);
-        return { task, created: true };
+        return { task, created: true, webhookSecret };
       } catch (err) {
         await dropOurVersion();
         if (!isDuplicateKey(err)) throw err;
@@ -156,10 +162,10 @@ export async function saveTask(
     // task_versions as the one it superseded (last writer wins, as if the two had come one after the other).
     const res = await models.Task.updateOne(
       { _id: taskId, version: { $lt: version } },
-      { $set: { ...fields, key, version, modified_at: now } },
+      { $set: { ...fields, key, webhook, version, modified_at: now } },
     );
     if (res.matchedCount === 1 || (await models.Task.exists({ _id: taskId }))) {
-      return { task: { ...existing, ...fields, key, version, modified_at: now }, created: false };
+      return { task: { ...existing, ...fields, key, webhook, version, modified_at: now }, created: false, webhookSecret };
     }
     // The task was deleted meanwhile: start over, which creates it anew.
     await dropOurVersion();

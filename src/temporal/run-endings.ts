@@ -5,6 +5,7 @@ import type { Models } from '../store/models';
 import { closeRun, findRun } from '../store/runs';
 import { isTerminal } from '../../workflows/constants';
 import { describeRunExecution, ranEarlierRecord, type ExecutionFacts } from './run-executions';
+import { announceRunClosed, type AnnounceDeps } from './webhook-start';
 
 const Status = temporal.api.enums.v1.WorkflowExecutionStatus;
 
@@ -65,7 +66,8 @@ async function terminationReason(client: Client, workflowId: string): Promise<st
  * listing said of it; without it, the workflow is described (this path is rare: only workflows that did not complete).
  */
 export async function closeFromWorkflow(
-  deps: { models: Models; temporal: Client; logger: Logger },
+  // `config`: to start the run's webhook delivery (webhook-start.ts); without it, none is started from here.
+  deps: { models: Models; temporal: Client; logger: Logger; config?: AnnounceDeps['config'] },
   runId: string,
   status: ClosedStatus,
   execution?: ExecutionFacts,
@@ -79,5 +81,6 @@ export async function closeFromWorkflow(
   const reason = await endingReason(deps.temporal, runId, status);
   const closed = await closeRun(deps.models, runId, reason);
   if (closed) deps.logger.warn({ run: runId, status, reason }, 'run ended by its workflow closing without its final record');
+  if (closed && deps.config) await announceRunClosed({ ...deps, config: deps.config }, runId);
   return closed;
 }

@@ -48,6 +48,11 @@ interface Tracked {
   inflight?: Promise<LiveRead>;
   /** When the query in flight was sent. */
   inflightAt?: number;
+  /**
+   * The workflow is closed (a query was rejected): every later read says so at once, rather than serving the last
+   * live answer while asking again, until the caller forgets the run.
+   */
+  closed?: ClosedStatus;
 }
 
 export interface RunReaderOptions {
@@ -105,7 +110,10 @@ export function createRunReader(temporal: Client, options: RunReaderOptions) {
     } catch (err) {
       if (err instanceof QueryRejectedError) {
         const status = closedStatusName(err.status);
-        if (status) return { kind: 'closed', status };
+        if (status) {
+          tracked.closed = status;
+          return { kind: 'closed', status };
+        }
       }
       if (err instanceof WorkflowNotFoundError) return { kind: 'gone' };
       tracked.failedAt = Date.now();
@@ -127,6 +135,7 @@ export function createRunReader(temporal: Client, options: RunReaderOptions) {
         tracked = { entries: [], bytes: 0, at: 0 };
         runs.set(workflowId, tracked);
       }
+      if (tracked.closed) return { kind: 'closed', status: tracked.closed };
       const { view } = tracked;
       const now = Date.now();
       if (view && now - tracked.at < cacheMs) return { kind: 'live', view };

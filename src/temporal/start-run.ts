@@ -2,6 +2,8 @@ import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/c
 import type { TaskRecord } from '../store/tasks';
 import type { Config } from '../config';
 import { isDuplicateKey } from '../store/connect';
+import { claimLiveRun, markLiveRun, unclaimLiveRun } from '../store/live-runs';
+import { liveRunsLimited } from '../errors';
 import type { Models } from '../store/models';
 import { deferStart, findRun, insertRun, recordIdentity, type RunRecord } from '../store/runs';
 import { unavailableDependency } from '../dependencies';
@@ -28,15 +30,25 @@ export async function triggerRun(
   payload: Record<string, unknown>,
 ): Promise<{ created: boolean }> {
   const identity: RunIdentity = { owner: task.owner, profile: task.profile, task: task.name, run };
-  let record: RunRecord | null;
+  const limit = deps.config.LIVE_RUNS_PER_USER;
+  let record: RunRecord | null = null;
   let created = false;
-  try {
-    record = await insertRun(deps.models, { identity, taskId: task._id, taskVersion: task.version, runner: task.runner, payload, at: new Date() });
-    created = true;
-  } catch (err) {
-    if (!isDuplicateKey(err)) throw err;
+  // A place among the owner's live runs first (store/live-runs.ts); without one, only a run that exists is answered.
+  const claimed = limit > 0 && (await claimLiveRun(deps.models, task.owner, limit));
+  if (limit > 0 && !claimed) {
     record = await findRun(deps.models, identity);
-    if (!record) throw err; // deleted in between: let the caller see a failure rather than a phantom run
+    if (!record) throw liveRunsLimited(limit);
+  } else {
+    try {
+      record = await insertRun(deps.models, { identity, taskId: task._id, taskVersion: task.version, runner: task.runner, payload, at: new Date() });
+      created = true;
+    } catch (err) {
+      if (claimed) await unclaimLiveRun(deps.models, task.owner).catch(() => undefined);
+      if (!isDuplicateKey(err)) throw err;
+      record = await findRun(deps.models, identity);
+      if (!record) throw err; // deleted in between: let the caller see a failure rather than a phantom run
+    }
+    if (created && claimed) await markLiveRun(deps.models, record._id, task.owner);
   }
   // No worker has recorded the run yet: start it (again). Starting is idempotent by workflow id, and this API never
   // writes the record after inserting it (the workflow is its only writer; see models.ts).

@@ -4,6 +4,9 @@ import type { Models } from '../store/models';
 import { deleteRunContent } from '../store/run-content';
 import { runWorkflowId } from '../store/runs';
 import type { TaskRef } from '../store/tasks';
+import { releaseLiveRun } from '../store/live-runs';
+import { deleteDeliveries } from '../store/webhooks';
+import { deleteTaskSchedules } from './task-schedules';
 
 /** Run statuses whose workflow may still be executing. */
 export const LIVE_RUN_STATUSES = ['pending', 'running'] as const;
@@ -16,7 +19,7 @@ export interface TaskDeletion {
 }
 
 /**
- * Deletes a task for good: the task first (so no new trigger can find it), then it cancels the workflows of its
+ * Deletes a task for good: the task first (so no new trigger can find it), then its schedules, then it cancels the workflows of its
  * live runs, and deletes its versions, its runs and what they stored (pages, large texts). Signed URLs die with it because they carry the task's _id,
  * which a task later created under the same name does not share. A workflow that cannot be cancelled (Temporal
  * unreachable) is logged and left: its version is gone, so it fails at its next step instead of calling the
@@ -29,9 +32,19 @@ export async function deleteTaskCascade(
   const { models, temporal, logger } = deps;
   const task = await models.Task.findOneAndDelete({ owner: ref.owner, profile: ref.profile, name: ref.name }).lean();
   if (!task) return { deleted: false, cancelled: 0, runsDeleted: 0 };
+  // Before its runs are listed: a run its schedule starts meanwhile is then among the live ones cancelled.
+  await deleteTaskSchedules({ models, temporal, logger }, { owner: ref.owner, profile: ref.profile, task: ref.name });
 
   const runFilter = { owner: ref.owner, profile: ref.profile, task: ref.name };
   const live = await models.Run.find({ ...runFilter, status: { $in: LIVE_RUN_STATUSES } }, { name: 1 }).lean<Array<{ name: string }>>();
+  // Their records go below without a close: their places among the owner's live runs are given back here, one at a
+  // time (FerretDB would lose concurrent updates of the owner's count).
+  try {
+    for (const run of live) await releaseLiveRun(models, runWorkflowId({ owner: ref.owner, profile: ref.profile, task: ref.name, run: run.name }), ref.owner);
+  } catch (err) {
+    logger.warn({ err, ...runFilter }, 'deleted task: some live runs still hold places among their owner\'s live runs (recounted at the limit)');
+  }
+
   const outcomes = await Promise.allSettled(
     live.map((run) =>
       temporal.workflow
@@ -59,6 +72,7 @@ export async function deleteTaskCascade(
   const ids = (await models.Run.find(runFilter, { _id: 1 }).lean<Array<{ _id: string }>>()).map((r) => r._id);
   await deleteRunContent(models, ids);
   const runs = await models.Run.deleteMany(runFilter);
+  await deleteDeliveries(models, task._id);
   logger.info({ ...runFilter, cancelled, runsDeleted: runs.deletedCount }, 'task deleted');
   return { deleted: true, cancelled, runsDeleted: runs.deletedCount };
 }

@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { api as apiAt, signedIn, startApi, type ApiResponse } from '../helpers/api';
-import { createTask, postSigned, signedUrl } from '../helpers/runs';
+import { createTask, postSigned, signedUrl, until, waitForRun } from '../helpers/runs';
+import { lastUserText, openaiText } from '../helpers/fake-provider';
 import { getStack } from '../helpers/stack';
 
 const LIMIT = 4;
@@ -8,7 +9,7 @@ const LIMIT = 4;
 function expectLimited(res: { status: number; headers: Headers; body: any; text: string }, code: string) {
   expect(res.status, res.text).to.equal(429);
   expect(res.body.error.code).to.equal(code);
-  expect(res.body.error.message).to.match(code === 'trigger_limit' ? /^TRIGGER_LIMIT_PER_MINUTE: / : /^WRITE_LIMIT_PER_MINUTE: /);
+  expect(res.body.error.message).to.match({ trigger_limit: /^TRIGGER_LIMIT_PER_MINUTE: /, write_limit: /^WRITE_LIMIT_PER_MINUTE: /, live_runs_limit: /^LIVE_RUNS_PER_USER: / }[code]!);
   const retryAfter = Number(res.headers.get('retry-after'));
   expect(retryAfter).to.be.within(1, 60);
 }
@@ -73,6 +74,54 @@ describe('rate limits', () => {
     expect((await apiAt(again.sessionId, other.url).post('/api/profiles/~/p0', {})).status).to.equal(201);
     // The limit is per session, shared by the API processes.
     expectLimited(await apiAt(me.sessionId, other.url).post('/api/profiles/~/over', {}), 'write_limit');
+  });
+
+  describe('LIVE_RUNS_PER_USER', () => {
+    after(() => getStack().fake.reset());
+
+    it('refuses a trigger past the limit with 429 live_runs_limit and starts nothing; places free as runs end or their task is deleted', async () => {
+      const { fake, db } = getStack();
+      const liveLimited = await startApi({ LIVE_RUNS_PER_USER: '2' });
+      const me = await signedIn('live');
+      const api = apiAt(me.sessionId, liveLimited.url);
+      fake.script((req) => (lastUserText(req).includes('hold') ? { hang: true } : openaiText('done')));
+      await createTask(api, 'default', 't', { prompt: '{{ text }}' });
+      const url = via(await signedUrl(api, 'default', 't'), liveLimited.url);
+      expect((await postSigned(url, { text: 'hold' }, { 'run-id': 'h1' })).status).to.equal(201);
+      expect((await postSigned(url, { text: 'hold' }, { 'run-id': 'h2' })).status).to.equal(201);
+      const refused = await postSigned(url, { text: 'hold' }, { 'run-id': 'h3' });
+      expect(refused.status, refused.text).to.equal(429);
+      expect(refused.body.error.code).to.equal('live_runs_limit');
+      expect(refused.body.error.message).to.match(/^LIVE_RUNS_PER_USER: 2 runs/);
+      expect(Number(refused.headers.get('retry-after'))).to.be.greaterThan(0);
+      expect(await db.models.Run.findById(`run/${me.username}/default/t/h3`).lean()).to.equal(null);
+      // A retry of a run that exists is answered as always.
+      expect((await postSigned(url, { text: 'hold' }, { 'run-id': 'h1' })).status).to.equal(200);
+
+      expect((await api.post('/api/runs/~/default/t/h1/cancel')).status).to.equal(202);
+      expect((await waitForRun(api, `${liveLimited.url}/api/runs/~/default/t/h1`)).status).to.equal('error');
+      // The close gives the place back (in the worker, as the run's end is recorded).
+      await until('a place freed by the cancelled run', async () => (await postSigned(url, { text: 'hold' }, { 'run-id': 'h3' })).status === 201);
+      expectLimited(await postSigned(url, { text: 'hold' }, { 'run-id': 'h4' }), 'live_runs_limit');
+
+      // Deleting the task gives back the places of its live runs.
+      expect((await api.request('DELETE', '/api/tasks/~/default/t')).status).to.equal(204);
+      const counted = await db.conn.db!.collection('live_run_counts').findOne({ _id: me.username as never });
+      expect(counted?.count).to.equal(0);
+      expect(await db.conn.db!.collection('live_runs').countDocuments({ owner: me.username })).to.equal(0);
+    });
+
+    it('sets a count that drifted above the live runs back when it reaches the limit', async () => {
+      const { db } = getStack();
+      const liveLimited = await startApi({ LIVE_RUNS_PER_USER: '2' });
+      const me = await signedIn('live');
+      const api = apiAt(me.sessionId, liveLimited.url);
+      await createTask(api, 'default', 't', { prompt: 'hi' });
+      // As if a process had stopped between claiming places and recording its runs.
+      await db.conn.db!.collection('live_run_counts').insertOne({ _id: me.username as never, count: 2 });
+      const res = await postSigned(via(await signedUrl(api, 'default', 't'), liveLimited.url), {}, { 'run-id': 'r1' });
+      expect(res.status, res.text).to.equal(201);
+    });
   });
 
   it('keeps no session id in the store: counts are keyed by its hash', async () => {

@@ -93,6 +93,7 @@ describe('runs: scale', () => {
       const url = await signedUrl(api, 'default', 'shared');
       const names = Array.from({ length: 24 }, (_, i) => `r${i}`);
       const triggers = await Promise.all(names.map((name) => postSigned(url, { text: name }, { 'run-id': name })));
+      for (const t of triggers) expect(t.status, t.text).to.be.oneOf([200, 201]);
       const runs = await Promise.all(triggers.map((t) => waitForRun(api, t.body.url, 60_000)));
       expect(runs.every((r) => r.status === 'ready')).to.equal(true);
       for (const run of runs) {

@@ -1,10 +1,10 @@
 import type { Middleware } from 'koa';
 import { ZodError } from 'zod';
-import { AppError, dependencyUnavailable } from '../../errors';
+import { AppError, dependencyUnavailable, RateLimited } from '../../errors';
 import { unavailableDependency } from '../../dependencies';
 import type { Logger } from '../../logger';
 import { formatZodError } from '../validate';
-import { RateLimited } from '../rate-limits';
+
 
 /** Maps every error once: AppError → its status, zod → 400, body parser errors → 400/413/415, anything else → 500. */
 export function errorHandler(logger: Logger): Middleware {

@@ -1,4 +1,5 @@
 import type { TaskRecord } from '../../store/tasks';
+import { presentWebhook } from '../../store/webhooks';
 
 /**
  * A stored task as every read returns it (compat.md, "Task"): the contract's runner object plus the `provider` and
@@ -17,6 +18,8 @@ export function presentTask(task: TaskRecord) {
     settings: { key_set: task.key !== null && task.key !== undefined },
     // Shown when the task has limits of its own (an addition: tasks without them read as before).
     ...(task.limits && Object.keys(task.limits).length > 0 ? { limits: task.limits } : {}),
+    // `{ url, secret_set: true }` when the task has a completion webhook (docs/webhooks.md); never the secret.
+    ...(task.webhook ? { webhook: presentWebhook(task.webhook) } : {}),
     created_at: task.created_at.toISOString(),
     modified_at: task.modified_at.toISOString(),
   };

@@ -5,6 +5,7 @@ import type { Logger } from '../../../logger';
 import type { Models } from '../../../store/models';
 import { closeRun, findRun, type RunRecord } from '../../../store/runs';
 import { closeFromWorkflow, closedStatusName, GONE_REASON } from '../../../temporal/run-endings';
+import { announceRunClosed, type AnnounceDeps } from '../../../temporal/webhook-start';
 import { approvalUpdate, cancelSignal } from '../../../../workflows/run-task';
 import { APPROVAL_FAILURE, isTerminal } from '../../../../workflows/constants';
 import type { RunIdentity } from '../../../../workflows/types';
@@ -17,7 +18,7 @@ const runClosed = (run: string) => conflict(`run "${run}" has already ended`, 'r
  * signal, an update), which is the run's only writer; `changed` tells the reads of this process to forget what they
  * hold of the run. Throws 404 for an unknown run, 409 `run_closed` for a run that has ended.
  */
-export function runControl(deps: { models: Models; temporal: Client; logger: Logger }, changed: (runId: string) => void) {
+export function runControl(deps: { models: Models; temporal: Client; logger: Logger; config: AnnounceDeps['config'] }, changed: (runId: string) => void) {
   const { models, temporal } = deps;
 
   /** The run's record as the store has it now (not a cached copy: a closed run must answer 409 at once). */
@@ -37,6 +38,7 @@ export function runControl(deps: { models: Models; temporal: Client; logger: Log
     if (!record.started && by !== undefined) {
       const reason = `cancelled by ${by}`;
       if (await closeRun(models, record._id, reason)) {
+        await announceRunClosed(deps, record._id);
         changed(record._id);
         return;
       }
@@ -50,8 +52,9 @@ export function runControl(deps: { models: Models; temporal: Client; logger: Log
         if (err instanceof WorkflowNotFoundError) return 'gone' as const;
         throw err;
       });
-    if (status === 'gone') await closeRun(models, record._id, GONE_REASON);
-    else if (status) await closeFromWorkflow(deps, record._id, status);
+    if (status === 'gone') {
+      if (await closeRun(models, record._id, GONE_REASON)) await announceRunClosed(deps, record._id);
+    } else if (status) await closeFromWorkflow(deps, record._id, status);
     changed(record._id);
     throw runClosed(id.run);
   };

@@ -8,6 +8,7 @@ import { closeRun, entryCount, findRun, listRuns, readEntries, runCursor, runWor
 import { createTextCache } from '../../../store/text-cache';
 import { createTtlCache } from '../../../ttl-cache';
 import { closeFromWorkflow, GONE_REASON } from '../../../temporal/run-endings';
+import { announceRunClosed } from '../../../temporal/webhook-start';
 import type { LiveView, RunReader } from '../../../temporal/run-reader';
 import { isTerminal } from '../../../../workflows/constants';
 import type { HeldEntry, ResultEntry, RunIdentity, RunStatus, RunUsage } from '../../../../workflows/types';
@@ -104,6 +105,9 @@ export function runReads(deps: AppDeps, reader: RunReader, healLostStart: (recor
   };
 
   return {
+    /** Entries as reads present them: references resolved (through this process's copies of stored texts). */
+    resolve,
+
     /** Forgets this process's copies of a run's record (the task was deleted, or the run changed through it). */
     forgetRecords(prefix: string) {
       records.forgetPrefix(prefix);
@@ -172,8 +176,12 @@ export function runReads(deps: AppDeps, reader: RunReader, healLostStart: (recor
       return sendClosed(ctx, record, live.view);
     }
     if (live.kind === 'closed' || (live.kind === 'gone' && record.started)) {
-      if (live.kind === 'closed') await closeFromWorkflow({ models, temporal: deps.temporal, logger: deps.logger }, record._id, live.status);
-      else if (await closeRun(models, record._id, GONE_REASON)) deps.logger.warn({ run: record._id }, 'run ended: its workflow is gone');
+      const closing = { models, temporal: deps.temporal, logger: deps.logger, config: deps.config };
+      if (live.kind === 'closed') await closeFromWorkflow(closing, record._id, live.status);
+      else if (await closeRun(models, record._id, GONE_REASON)) {
+        deps.logger.warn({ run: record._id }, 'run ended: its workflow is gone');
+        await announceRunClosed(closing, record._id);
+      }
       const fresh = await reload(id);
       if (!fresh) throw notFound(`run "${id.run}"`);
       return isTerminal(fresh.status) ? sendClosed(ctx, fresh) : sendRecord(ctx, fresh);

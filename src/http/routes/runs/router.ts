@@ -5,7 +5,7 @@ import type { AppDeps } from '../../deps';
 import { RUN_LIST_DEFAULT_LIMIT, pageRequest, sendRenderedPage } from '../../presenters/page';
 import { parse } from '../../validate';
 import { ownerFromPath } from '../users/owner';
-import { approvalBody, approvalId, runName, variantATrigger } from './schema';
+import { approvalBody, approvalId, runName, variantAParameters } from './schema';
 import type { RunService } from './service';
 import type { RunIdentity } from '../../../../workflows/types';
 
@@ -35,9 +35,9 @@ export function runsRouter(deps: AppDeps, runs: RunService): Router {
   router.put('/profiles/:user/:profile/tasks/:task/runs/:run', async (ctx) => {
     const where = variantA(ctx);
     const run = parse(runName, ctx.params.run, 'path.run');
-    const body = parse(variantATrigger, ctx.request.body);
+    const parameters = variantAParameters(ctx.request.body);
     const task = await runs.loadTaskForTrigger(where.owner, where.profile, where.task);
-    await runs.trigger(ctx, task, run, body.parameters, runUrlA(base, where.owner, where.task, run));
+    await runs.trigger(ctx, task, run, parameters, runUrlA(base, where.owner, where.task, run));
   });
   router.get('/profiles/:user/:profile/tasks/:task/runs', (ctx) => list(ctx, variantA(ctx)));
   router.get('/profiles/:user/:profile/tasks/:task/runs/:run', async (ctx) => {
@@ -52,7 +52,7 @@ export function runsRouter(deps: AppDeps, runs: RunService): Router {
   });
 
   // One run, by either variant's path: delete it (docs/runs.md, "Deleting runs"), cancel it ("Cancelling a run"),
-  // decide an approval ("Tool approvals").
+  // decide an approval ("Tool approvals"), follow it as events ("Following a run live").
   const runPaths = [
     { path: '/profiles/:user/:profile/tasks/:task/runs/:run', where: variantA, url: (id: RunIdentity) => runUrlA(base, id.owner, id.task, id.run) },
     { path: '/runs/:user/:profile/:task/:run', where: variantB, url: (id: RunIdentity) => runUrlB(base, id.owner, id.profile, id.task, id.run) },
@@ -67,6 +67,7 @@ export function runsRouter(deps: AppDeps, runs: RunService): Router {
       await runs.deleteRun(runOf(ctx));
       ctx.status = 204;
     });
+    router.get(`${path}/events`, (ctx) => runs.events.stream(ctx, runOf(ctx)));
     router.post(`${path}/cancel`, async (ctx) => {
       const id = runOf(ctx);
       await runs.cancel(id, ctx.state.username as string);

@@ -2,7 +2,8 @@ import type { Context } from 'koa';
 import { dependencyUnavailable, notFound } from '../../../errors';
 import { unavailableDependency } from '../../../dependencies';
 import { findRun, runWorkflowId } from '../../../store/runs';
-import { RateLimited, type RateLimits } from '../../rate-limits';
+import type { RateLimits } from '../../rate-limits';
+import { RateLimited } from '../../../errors';
 import { revocationLookup, type RevocationLookup } from '../../../store/signed-urls';
 import { findTask, type TaskRecord, type TaskRef } from '../../../store/tasks';
 import { createTtlCache } from '../../../ttl-cache';
@@ -12,6 +13,7 @@ import type { AppDeps } from '../../deps';
 import { runControl } from './control';
 import { runReads } from './reads';
 import { deleteClosedRun } from './delete';
+import { runEvents } from './events';
 
 /** What both variants' run routes share: load the task, trigger, read one run, list runs. */
 export function runService(deps: AppDeps, reader: RunReader, limits: RateLimits) {
@@ -29,7 +31,7 @@ export function runService(deps: AppDeps, reader: RunReader, limits: RateLimits)
   };
   const reads = runReads(deps, reader, (record) => healLostStart(startDeps, record, () => findTaskForTrigger(record.owner, record.profile, record.task)));
 
-  const control = runControl({ models, temporal: deps.temporal, logger: deps.logger }, (runId) => {
+  const control = runControl({ models, temporal: deps.temporal, logger: deps.logger, config: deps.config }, (runId) => {
     reads.forgetRecords(runId);
     reader.forget(runId);
   });
@@ -37,6 +39,8 @@ export function runService(deps: AppDeps, reader: RunReader, limits: RateLimits)
   return {
     read: reads.read,
     list: reads.list,
+    /** `GET <run path>/events`: the run as Server-Sent Events, its live reads shared with polls (events.ts). */
+    events: runEvents(deps, reader, reads.resolve),
     cancel: control.cancel,
     decide: control.decide,
     /** Deletes a closed run (404 when there is none, 409 `run_live` while it runs); this process forgets it at once. */

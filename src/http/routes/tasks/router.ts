@@ -3,6 +3,7 @@ import { notFound } from '../../../errors';
 import { DEFAULT_PROFILE, getProfile } from '../../../store/profiles';
 import { deleteTaskCascade } from '../../../temporal/task-cascade';
 import { findTask, listTasks, saveTask, type TaskRef } from '../../../store/tasks';
+import { listDeliveries } from '../../../store/webhooks';
 import type { AppDeps, AuthState } from '../../deps';
 import { pageRequest, sendPage } from '../../presenters/page';
 import { presentTask } from '../../presenters/task';
@@ -39,10 +40,20 @@ export function tasksRouter(deps: AppDeps, on: { saved?: (ref: TaskRef) => void;
   const putTask = async (ctx: Ctx, profile: string | undefined, variant: Variant) => {
     const ref = taskRef(ctx, profile);
     const input = parseTaskBody(ctx.request.body as Record<string, unknown>, variant, deps.config);
-    const { task, created } = await saveTask({ models, keyring: deps.keyring, config: deps.config }, ref, input.spec, input.key);
+    const { task, created, webhookSecret } = await saveTask({ models, keyring: deps.keyring, config: deps.config }, ref, input.spec, input.key, input.webhook);
     on.saved?.(ref);
     ctx.status = created ? 201 : 200;
-    ctx.body = presentTask(task);
+    const body = presentTask(task);
+    // A webhook secret the server made is shown in this answer only (docs/webhooks.md).
+    ctx.body = webhookSecret && body.webhook ? { ...body, webhook: { ...body.webhook, secret: webhookSecret } } : body;
+  };
+
+  /** `GET <task path>/webhook/deliveries`: the task's latest webhook delivery attempts, newest first. */
+  const webhookDeliveries = async (ctx: Ctx, profile: string | undefined) => {
+    const ref = taskRef(ctx, profile);
+    const task = await findTask(models, ref);
+    if (!task) throw notFound(`task "${ref.profile}/${ref.name}"`);
+    ctx.body = { deliveries: await listDeliveries(models, task._id) };
   };
 
   const deleteTask = async (ctx: Ctx, profile: string | undefined) => {
@@ -67,6 +78,7 @@ export function tasksRouter(deps: AppDeps, on: { saved?: (ref: TaskRef) => void;
   router.get(`/profiles/:user/${DEFAULT_PROFILE}/tasks/:task`, (ctx) => readTask(ctx, DEFAULT_PROFILE));
   router.put(`/profiles/:user/${DEFAULT_PROFILE}/tasks/:task`, (ctx) => putTask(ctx, DEFAULT_PROFILE, 'A'));
   router.delete(`/profiles/:user/${DEFAULT_PROFILE}/tasks/:task`, (ctx) => deleteTask(ctx, DEFAULT_PROFILE));
+  router.get(`/profiles/:user/${DEFAULT_PROFILE}/tasks/:task/webhook/deliveries`, (ctx) => webhookDeliveries(ctx, DEFAULT_PROFILE));
 
   // Variant B: profile-scoped; `GET /api/tasks/~` lists every profile's tasks (the Python client filters by slug).
   router.get('/tasks/:user', (ctx) => listOf(ctx, undefined));
@@ -74,6 +86,7 @@ export function tasksRouter(deps: AppDeps, on: { saved?: (ref: TaskRef) => void;
   router.get('/tasks/:user/:profile/:task', (ctx) => readTask(ctx, ctx.params.profile));
   router.put('/tasks/:user/:profile/:task', (ctx) => putTask(ctx, ctx.params.profile, 'B'));
   router.delete('/tasks/:user/:profile/:task', (ctx) => deleteTask(ctx, ctx.params.profile));
+  router.get('/tasks/:user/:profile/:task/webhook/deliveries', (ctx) => webhookDeliveries(ctx, ctx.params.profile));
 
   return router;
 }

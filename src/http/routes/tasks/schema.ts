@@ -4,6 +4,7 @@ import type { Config } from '../../../config';
 import { badRequest } from '../../../errors';
 import { nameSchema } from '../../../store/names';
 import { RUNNERS, type KeyChange, type Runner, type TaskLimits, type TaskSpec } from '../../../store/tasks';
+import { isWebhookSecret, WEBHOOK_SECRET_RULE, type WebhookChange } from '../../../store/webhooks';
 import { parse } from '../../validate';
 
 /**
@@ -31,12 +32,24 @@ const settings = z
   .nullable()
   .optional();
 
+export const WEBHOOK_URL_MAX_LENGTH = 2048;
+const isHttpUrl = (value: string) => URL.canParse(value) && ['http:', 'https:'].includes(new URL(value).protocol);
+
+/** `webhook` (docs/webhooks.md): an object sets it, null removes it, absent keeps the stored one (as `settings.key`). */
+const webhook = z
+  .object({
+    url: z.string().max(WEBHOOK_URL_MAX_LENGTH).refine(isHttpUrl, { error: 'expected an http or https URL' }),
+    secret: z.string().refine(isWebhookSecret, { error: `expected ${WEBHOOK_SECRET_RULE}` }).optional(),
+  })
+  .nullable()
+  .optional();
+
 export const runnerObject = z.object({ prompt: z.string().min(1), model, max_tokens: maxTokens });
 export type RunnerObject = z.infer<typeof runnerObject>;
 
-const contractHead = (runners: readonly Runner[]) => z.object({ runner: runnerEnum(runners), settings });
+const contractHead = (runners: readonly Runner[]) => z.object({ runner: runnerEnum(runners), settings, webhook });
 const shortForm = (runners: readonly Runner[]) =>
-  z.object({ provider: runnerEnum(runners), prompt: z.string().min(1), model: model.optional(), max_tokens: maxTokens, settings });
+  z.object({ provider: runnerEnum(runners), prompt: z.string().min(1), model: model.optional(), max_tokens: maxTokens, settings, webhook });
 
 export type ContractTaskBody = z.infer<ReturnType<typeof contractHead>> & Partial<Record<Runner, RunnerObject>>;
 export type ShortTaskBody = z.infer<ReturnType<typeof shortForm>>;
@@ -44,6 +57,7 @@ export type ShortTaskBody = z.infer<ReturnType<typeof shortForm>>;
 export interface TaskInput {
   spec: TaskSpec;
   key: KeyChange;
+  webhook: WebhookChange;
 }
 
 export type Variant = 'A' | 'B';
@@ -92,6 +106,7 @@ export function parseTaskBody(body: Record<string, unknown>, variant: Variant, c
   return {
     spec: { runner: head.runner, model: obj.model, prompt: obj.prompt, max_tokens: obj.max_tokens ?? null, limits: parseLimits(body, config) },
     key: head.settings?.key,
+    webhook: head.webhook,
   };
 }
 
@@ -101,7 +116,7 @@ function parseShortForm(body: Record<string, unknown>, runners: readonly Runner[
   const chosen = b.model ?? defaultModel;
   if (variant === 'A') requireVariantAModel(chosen, 'model', config);
   checkTemplate(b.prompt, 'prompt', config);
-  return { spec: { runner: b.provider, model: chosen, prompt: b.prompt, max_tokens: b.max_tokens ?? null, limits: parseLimits(body, config) }, key: b.settings?.key };
+  return { spec: { runner: b.provider, model: chosen, prompt: b.prompt, max_tokens: b.max_tokens ?? null, limits: parseLimits(body, config) }, key: b.settings?.key, webhook: b.webhook };
 }
 
 function requireVariantAModel(value: string, field: string, config: TaskBodyConfig) {

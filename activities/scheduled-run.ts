@@ -1,0 +1,51 @@
+import { ApplicationFailure, ApplicationFailureCategory } from '@temporalio/common';
+import { findRun, runWorkflowId } from '../src/store/runs';
+import { findTask } from '../src/store/tasks';
+import { triggerRun } from '../src/temporal/start-run';
+import { isTerminal } from '../workflows/constants';
+import type { RunIdentity } from '../workflows/types';
+import type { ActivityDeps } from './deps';
+
+/**
+ * Past a run's time limit, how long its end may still take to be recorded: a stuck workflow is ended 5 minutes after
+ * it (start-run.ts), then the reconciler records it within its interval.
+ */
+const END_GRACE_MS = 10 * 60_000;
+
+/** The steps of a schedule's action (workflows/scheduled-run.ts). */
+export function createScheduledRunActivities(deps: Pick<ActivityDeps, 'db' | 'temporal' | 'config' | 'logger'>) {
+  return {
+    /**
+     * Records and starts the run with the task as it is now (triggerRun: idempotent by run name). Returns null, and
+     * starts nothing, when the task is gone.
+     */
+    async startScheduledRun(input: { identity: RunIdentity; payload: Record<string, unknown> }): Promise<{ runId: string } | null> {
+      const { models } = deps.db;
+      const { identity } = input;
+      const task = await findTask(models, { owner: identity.owner, profile: identity.profile, name: identity.task });
+      if (!task) {
+        deps.logger.info({ ...identity }, 'scheduled run not started: its task is gone');
+        return null;
+      }
+      await triggerRun({ models, temporal: deps.temporal, config: deps.config }, task, identity.run, input.payload);
+      return { runId: runWorkflowId(identity) };
+    },
+
+    /**
+     * One look at the run: its status once it is closed (`deleted` when its record is gone, e.g. with its task);
+     * while it is not, a benign retryable failure, so Temporal looks again later (the workflow's retry policy). Gives
+     * up on a run still open well past the worker's time limits, so a lost run never holds up its schedule.
+     */
+    async awaitScheduledRun(input: { runId: string }): Promise<string> {
+      const record = await findRun(deps.db.models, input.runId);
+      if (!record) return 'deleted';
+      if (isTerminal(record.status)) return record.status;
+      const { RUN_TIMEOUT_MS, RECONCILE_INTERVAL_MS } = deps.config;
+      if (Date.now() > record.created_at.getTime() + RUN_TIMEOUT_MS + RECONCILE_INTERVAL_MS + END_GRACE_MS) {
+        deps.logger.warn({ run: input.runId, status: record.status }, 'scheduled run still open past its time limit: its schedule no longer waits for it');
+        return `${record.status} past its time limit`;
+      }
+      throw ApplicationFailure.create({ type: 'RunStillOpen', message: `the run is ${record.status}`, category: ApplicationFailureCategory.BENIGN });
+    },
+  };
+}

@@ -1,0 +1,179 @@
+import crypto from 'node:crypto';
+import { Context } from '@temporalio/activity';
+import { ApplicationFailure } from '@temporalio/common';
+import { Webhook } from 'standardwebhooks';
+import { request, type Dispatcher } from 'undici';
+import { presentRun, type RunView } from '../src/http/presenters/run';
+import { loadText, resolveEntry, StoredContentMissing } from '../src/store/run-content';
+import { entryCount, findRun, readEntries, type RunRecord } from '../src/store/runs';
+import { open } from '../src/store/secrets';
+import { findWebhookTask, recordDeliveryAttempt, type DeliveryAttempt } from '../src/store/webhooks';
+import { isTerminal } from '../workflows/constants';
+import type { ActivityDeps } from './deps';
+import { checkUrl } from './servlets/address-guard';
+import { parseNetworkPolicy, type NetworkPolicy } from './servlets/network-policy';
+import { AddressRefusedError, createPinnedAgent } from './servlets/pinned-agent';
+
+/** A delivery's end: delivered (the receiver's 2xx), or not and why (nothing to deliver, or given up). */
+export interface WebhookOutcome {
+  delivered: boolean;
+  status?: number;
+  reason?: string;
+}
+
+/**
+ * Failures of a delivery attempt (its own, never a run's: these activities are outside the run failure policy,
+ * workflows/failures.ts). A refused destination stays refused: retrying it only fills the list.
+ */
+export const WEBHOOK_FAILURE = {
+  /** The network guard refused the destination (blocklist): not retried. */
+  refused: 'WebhookRefused',
+  /** The receiver answered other than 2xx, or not at all: retried with backoff. */
+  failed: 'WebhookFailed',
+} as const;
+
+/** One POST: connecting and the receiver's answer, within this. */
+const ATTEMPT_TIMEOUT_MS = 15_000;
+/** What of the receiver's answer is kept for the list's `error` (its first characters). */
+const ANSWER_SNIPPET_CHARS = 200;
+const ANSWER_READ_BYTES = 4 * 1024;
+
+/** The Standard Webhooks message id of a run's delivery: the same on every attempt, and for nothing else. */
+export const webhookMessageId = (runId: string, createdAt: number) =>
+  `msg_${crypto.createHash('sha256').update(`${runId}\n${createdAt}`).digest('base64url').slice(0, 32)}`;
+
+/**
+ * `postRunClosed`: one attempt at a run's completion webhook. Reads the run and its task's webhook from the store
+ * (the secret is opened here, used, and dropped; never in history or logs), POSTs `run.closed` signed per Standard
+ * Webhooks through the servlets' network guard with WEBHOOK_ALLOWLIST as its allow list, and records the attempt.
+ * Throws when the policy cannot be read (the worker then refuses to start).
+ */
+export function createWebhookDeliveryActivities(deps: ActivityDeps) {
+  const { models } = deps.db;
+  const guard = webhookPolicy(deps.config);
+  // Checks every address a name resolves to, and connects to exactly those (as servlets' requests do).
+  const dispatcher = createPinnedAgent(guard, { connectTimeoutMs: ATTEMPT_TIMEOUT_MS });
+  const logger = deps.logger.child({ component: 'webhooks' });
+
+  /** The run object as a read shows it; null when the run was deleted meanwhile. */
+  const renderRun = async (record: RunRecord): Promise<RunView | null> => {
+    try {
+      const entries = await readEntries(models, record, 0, entryCount(record));
+      const results = await Promise.all(entries.map((e) => resolveEntry(e, (t) => loadText(models, t))));
+      return presentRun({ name: record.name, status: record.status, results, createdAt: record.created_at, modifiedAt: record.modified_at, usage: record.usage });
+    } catch (err) {
+      if (err instanceof StoredContentMissing) return null;
+      throw err;
+    }
+  };
+
+  return {
+    async postRunClosed(input: { runId: string; createdAt: number }): Promise<WebhookOutcome> {
+      const { attempt } = Context.current().info;
+      const record = await findRun(models, input.runId);
+      if (!record || record.created_at.getTime() !== input.createdAt) return { delivered: false, reason: 'the run was deleted' };
+      if (!isTerminal(record.status)) return { delivered: false, reason: 'the run is not closed' };
+      const task = await findWebhookTask(models, record.task_id);
+      if (!task?.webhook) return { delivered: false, reason: 'the task has no webhook' };
+      const run = await renderRun(record);
+      if (!run) return { delivered: false, reason: 'the run was deleted' };
+
+      const body = JSON.stringify({ type: 'run.closed', task: `${task.owner}/${task.profile}/${task.name}`, run });
+      const id = webhookMessageId(input.runId, input.createdAt);
+      const at = new Date();
+      const signature = new Webhook(open(deps.keyring, task.webhook.secret)).sign(id, at, body);
+      const headers = {
+        'content-type': 'application/json',
+        'user-agent': 'prompt-task-runner-webhooks',
+        'webhook-id': id,
+        'webhook-timestamp': String(Math.floor(at.getTime() / 1000)),
+        'webhook-signature': signature,
+      };
+      const sent = await post(task.webhook.url, headers, body);
+      const outcome: DeliveryAttempt = { run: record.name, attempt, status: sent.status, ...(sent.error ? { error: sent.error } : {}), at };
+      await recordDeliveryAttempt(models, task._id, `${id}#${attempt}`, outcome);
+
+      // The origin only: a receiver's path or query may carry a token of its own.
+      const where = { run: input.runId, attempt, status: sent.status, destination: new URL(task.webhook.url).origin };
+      if (typeof sent.status === 'number' && sent.status >= 200 && sent.status < 300) {
+        logger.info(where, 'webhook delivered');
+        return { delivered: true, status: sent.status };
+      }
+      logger.warn({ ...where, error: sent.error }, 'webhook delivery attempt failed');
+      if (sent.status === 'refused') throw ApplicationFailure.nonRetryable(sent.error!, WEBHOOK_FAILURE.refused);
+      throw ApplicationFailure.retryable(sent.error!, WEBHOOK_FAILURE.failed);
+    },
+  };
+
+  /** One POST, no redirects followed (a 3xx is a failure). Never throws. */
+  async function post(url: string, headers: Record<string, string>, body: string): Promise<Pick<DeliveryAttempt, 'status' | 'error'>> {
+    const target = new URL(url);
+    const verdict = checkUrl(target, guard);
+    if (!verdict.allowed) return { status: 'refused', error: `the destination is refused: ${verdict.reason}` };
+    let res: Dispatcher.ResponseData;
+    try {
+      // `reset`: no kept-alive connection (deliveries are rare per destination, and nothing is left to close).
+      res = await request(target.href, { method: 'POST', headers, body, dispatcher, reset: true, signal: AbortSignal.timeout(ATTEMPT_TIMEOUT_MS) });
+    } catch (err) {
+      const refused = findRefusal(err);
+      if (refused) return { status: 'refused', error: `the destination is refused: ${refused.message}` };
+      if (isTimeout(err)) return { status: 'failed', error: `no answer within ${ATTEMPT_TIMEOUT_MS / 1000} s` };
+      return { status: 'failed', error: `the request failed: ${errorText(err)}` };
+    }
+    const snippet = await readSnippet(res.body);
+    if (res.statusCode >= 200 && res.statusCode < 300) return { status: res.statusCode };
+    return { status: res.statusCode, error: `the receiver answered ${res.statusCode}${snippet ? `: ${snippet}` : ''}` };
+  }
+}
+
+/**
+ * The servlets' built-in blocklist and NETWORK_BLOCKLIST, with WEBHOOK_ALLOWLIST (not NETWORK_ALLOWLIST) opening
+ * holes in the built-in one. Throws an Error listing every entry it cannot read.
+ */
+export function webhookPolicy(config: Pick<ActivityDeps['config'], 'NETWORK_BLOCKLIST' | 'WEBHOOK_ALLOWLIST'>): NetworkPolicy {
+  try {
+    return parseNetworkPolicy({ blocklist: config.NETWORK_BLOCKLIST, allowlist: config.WEBHOOK_ALLOWLIST });
+  } catch (err) {
+    throw new Error((err as Error).message.replace(/NETWORK_ALLOWLIST/g, 'WEBHOOK_ALLOWLIST'));
+  }
+}
+
+/** The first characters of an answer's body (at most ANSWER_READ_BYTES are read; the rest is dropped). */
+async function readSnippet(body: Dispatcher.ResponseData['body']): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  try {
+    for await (const chunk of body) {
+      chunks.push(chunk as Buffer);
+      size += (chunk as Buffer).length;
+      if (size >= ANSWER_READ_BYTES) break;
+    }
+  } catch {
+    // an answer cut short still has its status
+  } finally {
+    body.destroy();
+  }
+  const text = Buffer.concat(chunks).toString('utf8').replace(/\s+/g, ' ').trim();
+  return text.length > ANSWER_SNIPPET_CHARS ? `${text.slice(0, ANSWER_SNIPPET_CHARS)}…` : text;
+}
+
+/** undici may wrap the lookup's refusal; look through `cause` too. */
+function findRefusal(err: unknown): AddressRefusedError | undefined {
+  for (let e = err, depth = 0; e && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
+    if (e instanceof AddressRefusedError) return e;
+  }
+  return undefined;
+}
+
+function isTimeout(err: unknown): boolean {
+  const e = err as { name?: string; code?: string } | undefined;
+  return e?.name === 'TimeoutError' || e?.name === 'AbortError' || e?.code === 'UND_ERR_ABORTED' || e?.code === 'UND_ERR_CONNECT_TIMEOUT';
+}
+
+function errorText(err: unknown): string {
+  const e = err as { code?: string; message?: string } | undefined;
+  const text = e?.message ?? String(err);
+  return e?.code && !text.includes(e.code) ? `${e.code}: ${text}` : text;
+}
+
+export type WebhookDeliveryActivities = ReturnType<typeof createWebhookDeliveryActivities>;

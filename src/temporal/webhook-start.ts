@@ -1,0 +1,76 @@
+import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
+import type { Types } from 'mongoose';
+import type { Config } from '../config';
+import type { Logger } from '../logger';
+import type { Models } from '../store/models';
+import { findRun } from '../store/runs';
+import { releaseLiveRun } from '../store/live-runs';
+import { findWebhookTask } from '../store/webhooks';
+import { createTtlCache } from '../ttl-cache';
+import { isTerminal } from '../../workflows/constants';
+import { deliverWebhook } from '../../workflows/webhook-delivery';
+
+/**
+ * Starting a closed run's completion webhook (docs/webhooks.md). Every place a run closes calls `announceRunClosed`:
+ * the run's workflow (activities/run-activities.ts) and `closeRun`'s callers (reads, control, run-endings, the
+ * reconciler). It never throws: a failure is logged, and the run's own close is never held back by it.
+ */
+export type AnnounceDeps = {
+  models: Models;
+  temporal: Client;
+  logger: Logger;
+  config: Pick<Config, 'TEMPORAL_TASK_QUEUE' | 'WEBHOOK_RETRY_HOURS' | 'WEBHOOK_RETRY_INITIAL_MS'>;
+};
+
+/**
+ * The delivery's workflow id: the run's, and its record's creation time (a run deleted and triggered again under its
+ * name gets a delivery of its own). Starting it twice starts one delivery.
+ */
+export const webhookDeliveryWorkflowId = (runId: string, createdAt: number) => `webhook/${runId}@${createdAt}`;
+
+/**
+ * How long a process reuses "this task has a webhook, or not". A webhook set (or removed) reaches runs closing in
+ * another process within this bound; a run closing sooner is delivered as the task was.
+ */
+const WEBHOOK_LOOKUP_MS = 1_000;
+
+/** One cache per database (per process, and per test stack). */
+const lookups = new WeakMap<Models, ReturnType<typeof createTtlCache<boolean>>>();
+function hasWebhook(models: Models, taskId: Types.ObjectId): Promise<boolean> {
+  let cache = lookups.get(models);
+  if (!cache) lookups.set(models, (cache = createTtlCache<boolean>(WEBHOOK_LOOKUP_MS, { maxEntries: 10_000 })));
+  return cache.get(String(taskId), async () => Boolean((await findWebhookTask(models, taskId))?.webhook));
+}
+
+/** Starts the delivery of a closed run; a no-op when it was started before. Throws when Temporal does not answer. */
+export async function startWebhookDelivery(deps: Pick<AnnounceDeps, 'temporal' | 'config'>, run: { runId: string; createdAt: number }): Promise<void> {
+  const { config } = deps;
+  try {
+    await deps.temporal.workflow.start(deliverWebhook, {
+      workflowId: webhookDeliveryWorkflowId(run.runId, run.createdAt),
+      taskQueue: config.TEMPORAL_TASK_QUEUE,
+      args: [{ runId: run.runId, createdAt: run.createdAt, retry: { initialMs: config.WEBHOOK_RETRY_INITIAL_MS, hours: config.WEBHOOK_RETRY_HOURS } }],
+      workflowIdReusePolicy: 'REJECT_DUPLICATE',
+    });
+  } catch (err) {
+    if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+  }
+}
+
+/**
+ * Call once a run is closed (its record `ready` or `error`): gives back its place among its owner's live runs, and
+ * starts its webhook delivery when its task has a webhook.
+ * Costs a run read by `_id` and a cached task read by `_id`; a start only for tasks with a webhook. Never throws.
+ */
+export async function announceRunClosed(deps: AnnounceDeps, runId: string): Promise<void> {
+  try {
+    const record = await findRun(deps.models, runId);
+    if (!record || !isTerminal(record.status)) return;
+    // Its place among its owner's live runs (store/live-runs.ts), given back once however often this runs.
+    await releaseLiveRun(deps.models, runId, record.owner);
+    if (!(await hasWebhook(deps.models, record.task_id))) return;
+    await startWebhookDelivery(deps, { runId, createdAt: record.created_at.getTime() });
+  } catch (err) {
+    deps.logger.warn({ run: runId, err }, 'could not start the webhook delivery of a closed run');
+  }
+}

@@ -1,0 +1,320 @@
+import { expect } from 'chai';
+import { getStack, OPERATOR_KEYS } from '../helpers/stack';
+import { signedIn, startApi, type Api } from '../helpers/api';
+import { openaiText, openaiToolCall } from '../helpers/fake-provider';
+import { installServlet } from '../helpers/servlets';
+import { createTask, postSigned, signedUrl, until, waitForRun } from '../helpers/runs';
+
+/** One event as a client parses it (`comment` for `: …` lines). */
+interface StreamEvent {
+  event?: string;
+  id?: string;
+  data?: string;
+  comment?: string;
+}
+
+/**
+ * A run's event stream read as an EventSource would: `events` fills as blocks arrive, `closed` resolves when the
+ * server ends the stream (or `abort` cuts it).
+ */
+async function openEvents(sessionId: string | undefined, runPath: string, options: { baseUrl?: string; lastEventId?: string } = {}) {
+  const controller = new AbortController();
+  const headers: Record<string, string> = { accept: 'text/event-stream' };
+  if (sessionId) headers.cookie = `sessionId=${sessionId}`;
+  if (options.lastEventId !== undefined) headers['last-event-id'] = options.lastEventId;
+  const res = await fetch(`${options.baseUrl ?? getStack().apiUrl}${runPath}/events`, { headers, signal: controller.signal });
+  const events: StreamEvent[] = [];
+  let ended = false;
+  const read = async () => {
+    if (!res.ok || !res.body) return;
+    const decoder = new TextDecoder();
+    let buffer = '';
+    try {
+      for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
+        buffer += decoder.decode(chunk, { stream: true });
+        for (let cut = buffer.indexOf('\n\n'); cut >= 0; cut = buffer.indexOf('\n\n')) {
+          events.push(parseBlock(buffer.slice(0, cut)));
+          buffer = buffer.slice(cut + 2);
+        }
+      }
+      ended = true;
+    } catch (err) {
+      if ((err as Error).name !== 'AbortError') throw err;
+    }
+  };
+  const closed = read();
+  return {
+    res,
+    events,
+    closed,
+    /** Whether the server ended the stream (not a cut of ours). */
+    ended: () => ended,
+    entries: () => events.filter((e) => e.event === 'entry'),
+    abort: () => controller.abort(),
+  };
+}
+
+function parseBlock(block: string): StreamEvent {
+  const event: StreamEvent = {};
+  for (const line of block.split('\n')) {
+    if (line.startsWith(':')) event.comment = line.slice(1).trim();
+    else {
+      const colon = line.indexOf(':');
+      const field = line.slice(0, colon) as 'event' | 'id' | 'data';
+      event[field] = line.slice(colon + 1).replace(/^ /, '');
+    }
+  }
+  return event;
+}
+
+/** Triggers `task` (Variant B, default profile) with a run name through `baseUrl`'s API; returns the run's path. */
+async function trigger(api: Api, task: string, run: string, text = 'x', baseUrl?: string): Promise<string> {
+  const signed = await signedUrl(api, 'default', task);
+  const url = baseUrl ? `${baseUrl}${new URL(signed).pathname}${new URL(signed).search}` : signed;
+  const res = await postSigned(url, { text }, { 'run-id': run });
+  expect(res.status, res.text).to.equal(201);
+  return new URL(res.body.url).pathname;
+}
+
+/** A gate the fake provider waits on before answering. */
+function gate() {
+  let open!: () => void;
+  const opened = new Promise<void>((r) => (open = r));
+  return { open, opened };
+}
+
+const metric = async (baseUrl: string, name: string) => Number(new RegExp(`^${name} (\\d+)`, 'm').exec(await (await fetch(`${baseUrl}/metrics`)).text())?.[1] ?? NaN);
+
+describe('runs: live event streams', () => {
+  beforeEach(() => getStack().fake.reset());
+  afterEach(() => getStack().fake.reset());
+
+  it('streams a live multi-turn run\'s entries in order with their ids, its status changes, then `end`, and closes', async () => {
+    const { api, username, sessionId } = await signedIn('ev');
+    const { fake, config } = getStack();
+    await installServlet(api, username, 'greeter', 'hello');
+    await createTask(api, 'default', 'turns');
+    const second = gate();
+    fake.script([
+      openaiToolCall([{ id: 'c1', name: 'hello__greet', arguments: { name: 'Ann' } }]),
+      async () => {
+        await second.opened;
+        return openaiText('all done');
+      },
+    ]);
+    // A prompt over RUN_INLINE_BYTES: its entry holds a reference, which the stream resolves as reads do.
+    const path = await trigger(api, 'turns', 'r1', 'p'.repeat(config.RUN_INLINE_BYTES + 10));
+    const stream = await openEvents(sessionId, path);
+    expect(stream.res.status).to.equal(200);
+    expect(stream.res.headers.get('content-type')).to.match(/^text\/event-stream/);
+    expect(stream.res.headers.get('cache-control')).to.equal('no-store');
+    expect(stream.res.headers.get('x-accel-buffering')).to.equal('no');
+    await until('the tool call\'s entries', () => stream.entries().some((e) => e.data!.includes('Hello, Ann!')));
+    expect(stream.ended()).to.equal(false);
+    second.open();
+    await stream.closed;
+    expect(stream.ended(), 'the server closed the stream').to.equal(true);
+
+    const run = (await api.get(path)).body;
+    expect(run.status).to.equal('ready');
+    const named = stream.events.filter((e) => e.event);
+    const entries = named.filter((e) => e.event === 'entry');
+    expect(entries.map((e) => e.id)).to.deep.equal(run.results.map((_: unknown, i: number) => String(i)));
+    expect(entries.map((e) => JSON.parse(e.data!))).to.deep.equal(run.results);
+    const prompt = entries.map((e) => JSON.parse(e.data!)).find((e) => e.exchange?.role === 'user');
+    expect(prompt.exchange.content, 'the stored prompt, resolved').to.have.length.above(config.RUN_INLINE_BYTES);
+    const statuses = named.filter((e) => e.event === 'status');
+    expect(statuses.length).to.be.above(0);
+    for (const s of statuses) {
+      expect(s.id).to.equal(undefined);
+      expect(JSON.parse(s.data!)).to.have.keys('status', 'modified_at');
+      expect(JSON.parse(s.data!).status).to.be.oneOf(['pending', 'running']);
+    }
+    for (let i = 1; i < statuses.length; i++) expect(statuses[i]!.data, 'a status event is a change').to.not.equal(statuses[i - 1]!.data);
+    const end = named.at(-1)!;
+    expect(end.event).to.equal('end');
+    expect(end.id).to.equal(undefined);
+    expect(JSON.parse(end.data!)).to.deep.equal({ status: 'ready', modified_at: run.modified_at });
+    expect(named.filter((e) => e.event === 'end')).to.have.length(1);
+  });
+
+  it('resumes after a cut from Last-Event-ID with exactly the entries after it, on the Variant A path too', async () => {
+    const { api, username, sessionId } = await signedIn('ev');
+    const { fake } = getStack();
+    await installServlet(api, username, 'greeter', 'hello');
+    await createTask(api, 'default', 'resume');
+    const gates = [gate(), gate()];
+    fake.script([
+      openaiToolCall([{ id: 'c1', name: 'hello__greet', arguments: { name: 'Ann' } }]),
+      async () => {
+        await gates[0]!.opened;
+        return openaiToolCall([{ id: 'c2', name: 'hello__greet', arguments: { name: 'Bob' } }]);
+      },
+      async () => {
+        await gates[1]!.opened;
+        return openaiText('both greeted');
+      },
+    ]);
+    const path = await trigger(api, 'resume', 'r1');
+    const first = await openEvents(sessionId, path);
+    await until('the first turn\'s entries', () => first.entries().some((e) => e.data!.includes('Hello, Ann!')));
+    first.abort();
+    await first.closed;
+    const seen = first.entries();
+    const last = seen.at(-1)!.id!;
+
+    gates[0]!.open();
+    gates[1]!.open();
+    const bad = await openEvents(sessionId, path, { lastEventId: 'seven' });
+    expect(bad.res.status).to.equal(400);
+    const error = (await bad.res.json()) as any;
+    expect(error.error.code).to.equal('invalid_request');
+    expect(error.error.message).to.match(/^header\.last-event-id: /);
+
+    const rest = await openEvents(sessionId, `/api/profiles/~/default/tasks/resume/runs/r1`, { lastEventId: last });
+    expect(rest.res.status).to.equal(200);
+    await rest.closed;
+    expect(rest.ended()).to.equal(true);
+    const run = await waitForRun(api, `http://x${path}`);
+    const resumed = rest.entries();
+    expect(resumed.length, 'entries after the cut').to.be.above(0);
+    expect(Number(resumed[0]!.id)).to.equal(Number(last) + 1);
+    const all = [...seen, ...resumed];
+    expect(all.map((e) => e.id)).to.deep.equal(run.results.map((_: unknown, i: number) => String(i)));
+    expect(all.map((e) => JSON.parse(e.data!))).to.deep.equal(run.results);
+    expect(rest.events.filter((e) => e.event).at(-1)!.event).to.equal('end');
+  });
+
+  it('streams a closed run\'s entries and `end` at once, and from Last-Event-ID only the rest', async () => {
+    const { api, sessionId } = await signedIn('ev');
+    const { config } = getStack();
+    await createTask(api, 'default', 'closed');
+    const path = await trigger(api, 'closed', 'c1', 'q'.repeat(config.RUN_INLINE_BYTES + 10));
+    const run = await waitForRun(api, `http://x${path}`);
+    const whole = await openEvents(sessionId, path);
+    await whole.closed;
+    expect(whole.ended()).to.equal(true);
+    const named = whole.events.filter((e) => e.event);
+    expect(named.map((e) => e.event)).to.deep.equal([...run.results.map(() => 'entry'), 'end']);
+    expect(named.slice(0, -1).map((e) => JSON.parse(e.data!))).to.deep.equal(run.results);
+    expect(named.slice(0, -1).map((e) => e.id)).to.deep.equal(run.results.map((_: unknown, i: number) => String(i)));
+    expect(JSON.parse(named.at(-1)!.data!)).to.deep.equal({ status: run.status, modified_at: run.modified_at });
+
+    const rest = await openEvents(sessionId, path, { lastEventId: '0' });
+    await rest.closed;
+    expect(rest.entries().map((e) => e.id)).to.deep.equal(run.results.slice(1).map((_: unknown, i: number) => String(i + 1)));
+    const past = await openEvents(sessionId, path, { lastEventId: String(run.results.length + 5) });
+    await past.closed;
+    expect(past.events.filter((e) => e.event).map((e) => e.event)).to.deep.equal(['end']);
+  });
+
+  it('answers 401 without a session and 404 for another user\'s run or an unknown one, as reads do', async () => {
+    const owner = await signedIn('ev');
+    const other = await signedIn('ev');
+    await createTask(owner.api, 'default', 'private');
+    const path = await trigger(owner.api, 'private', 'p1');
+    await waitForRun(owner.api, `http://x${path}`);
+    const anonymous = await openEvents(undefined, path);
+    expect(anonymous.res.status).to.equal(401);
+    const theirs = await openEvents(other.sessionId, path);
+    expect(theirs.res.status).to.equal(404);
+    expect(((await theirs.res.json()) as any).error.code).to.equal('not_found');
+    expect((await openEvents(other.sessionId, `/api/profiles/${owner.username}/default/tasks/private/runs/p1`)).res.status).to.equal(404);
+    expect((await openEvents(owner.sessionId, '/api/runs/~/default/private/nope')).res.status).to.equal(404);
+    const badName = await openEvents(owner.sessionId, '/api/runs/~/default/private/bad%20name');
+    expect(badName.res.status).to.equal(400);
+  });
+
+  it('sends a heartbeat comment every EVENTS_HEARTBEAT_MS while nothing happens', async () => {
+    const { sessionId, api } = await signedIn('ev');
+    const { fake } = getStack();
+    const other = await startApi({ EVENTS_HEARTBEAT_MS: '100' });
+    await createTask(api, 'default', 'quiet');
+    fake.script(() => ({ hang: true }));
+    const path = await trigger(api, 'quiet', 'q1');
+    const stream = await openEvents(sessionId, path, { baseUrl: other.url });
+    await until('three heartbeats', () => stream.events.filter((e) => e.comment === 'keep-alive').length >= 3);
+    expect(stream.ended()).to.equal(false);
+    stream.abort();
+    await stream.closed;
+    expect((await api.post(`${path}/cancel`)).status).to.equal(202);
+    await waitForRun(api, `http://x${path}`);
+    await other.close();
+  });
+
+  it('shares one run\'s reads among its streams: twenty streams cost about the Temporal queries of one', async function () {
+    this.timeout(60_000);
+    const { sessionId, api } = await signedIn('ev');
+    const { fake } = getStack();
+    // Windows measured in heartbeats of the first stream: the server's own clock, however loaded the machine.
+    const other = await startApi({ LIVE_RUN_CACHE_MS: '200', EVENTS_HEARTBEAT_MS: '500' });
+    await createTask(api, 'default', 'shared');
+    fake.script(() => ({ hang: true }));
+    const path = await trigger(api, 'shared', 's1');
+    const first = await openEvents(sessionId, path, { baseUrl: other.url });
+    const beats = () => first.events.filter((e) => e.comment === 'keep-alive').length;
+    /** Queries while the first stream receives `n` heartbeats (after the next one). */
+    const queriesOver = async (n: number) => {
+      const start = beats() + 1;
+      await until('a heartbeat', () => beats() >= start);
+      const before = await metric(other.url, 'ptr_live_run_queries_total');
+      await until(`${n} heartbeats`, () => beats() >= start + n);
+      return (await metric(other.url, 'ptr_live_run_queries_total')) - before;
+    };
+    await until('the run\'s status', () => first.events.some((e) => e.event === 'status'));
+    const alone = await queriesOver(4);
+    expect(alone, 'a live stream keeps reading its run').to.be.above(0);
+    const more = await Promise.all(Array.from({ length: 19 }, () => openEvents(sessionId, path, { baseUrl: other.url })));
+    await until('every stream\'s first status', () => more.every((s) => s.events.some((e) => e.event === 'status')));
+    const together = await queriesOver(4);
+    expect(together, `queries with 20 streams (${together}) against 1 (${alone})`).to.be.at.most(2 * alone + 2);
+    for (const s of [first, ...more]) s.abort();
+    await Promise.all([first, ...more].map((s) => s.closed));
+    // Once its last stream has gone, nothing reads the run any more in that process (the run is still live).
+    await new Promise((r) => setTimeout(r, 1_000));
+    const after = await metric(other.url, 'ptr_live_run_queries_total');
+    await new Promise((r) => setTimeout(r, 2_000));
+    expect(await metric(other.url, 'ptr_live_run_queries_total'), 'queries after every stream left').to.equal(after);
+    expect((await api.post(`${path}/cancel`)).status).to.equal(202);
+    await waitForRun(api, `http://x${path}`);
+    await other.close();
+  });
+
+  it('keeps a stream open while the workflow cannot be read, and follows the run once it can', async function () {
+    this.timeout(90_000);
+    const { sessionId, api } = await signedIn('ev');
+    const { config } = getStack();
+    // Runs triggered through this API go to a queue no worker polls yet: their workflows cannot answer a query.
+    const queue = `${config.TEMPORAL_TASK_QUEUE}-unread`;
+    const other = await startApi({ TEMPORAL_TASK_QUEUE: queue, LIVE_READ_WAIT_MS: '200', EVENTS_HEARTBEAT_MS: '200' });
+    await createTask(api, 'default', 'unread');
+    const path = await trigger(api, 'unread', 'u1', 'x', other.url);
+    const stream = await openEvents(sessionId, path, { baseUrl: other.url });
+    await until('the record\'s status', () => stream.events.some((e) => e.event === 'status'));
+    expect(JSON.parse(stream.events.find((e) => e.event === 'status')!.data!).status).to.equal('pending');
+    await until('heartbeats while the workflow does not answer', () => stream.events.filter((e) => e.comment === 'keep-alive').length >= 3);
+    expect(stream.ended()).to.equal(false);
+    const worker = await getStack().startWorker({ ...OPERATOR_KEYS, TEMPORAL_TASK_QUEUE: queue });
+    await stream.closed;
+    expect(stream.ended()).to.equal(true);
+    const run = await waitForRun(api, `http://x${path}`);
+    expect(stream.entries().map((e) => JSON.parse(e.data!))).to.deep.equal(run.results);
+    expect(JSON.parse(stream.events.filter((e) => e.event).at(-1)!.data!)).to.deep.equal({ status: 'ready', modified_at: run.modified_at });
+    await worker.stop();
+    await other.close();
+  });
+
+  it('ends the stream of a run deleted with its task; the run is then a 404', async () => {
+    const { sessionId, api } = await signedIn('ev');
+    const { fake } = getStack();
+    await createTask(api, 'default', 'doomed');
+    fake.script(() => ({ hang: true }));
+    const path = await trigger(api, 'doomed', 'd1');
+    const stream = await openEvents(sessionId, path);
+    await until('the run\'s status', () => stream.events.some((e) => e.event === 'status'));
+    expect((await api.delete('/api/tasks/~/default/doomed')).status).to.equal(204);
+    await stream.closed;
+    expect(stream.ended(), 'the server ended the stream').to.equal(true);
+    expect((await openEvents(sessionId, path)).res.status).to.equal(404);
+  });
+});
