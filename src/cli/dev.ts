@@ -1,7 +1,8 @@
 /**
  * `npm run dev`: the whole service on one machine. Builds the tools when missing, starts the Temporal dev server
  * (Web UI on) and FerretDB with their data in .data/ unless TEMPORAL_ADDRESS / MONGO_URL name running servers,
- * then the API and a worker; prints where everything is and a ready session. Ctrl-C stops every child.
+ * then the API and a worker; prints where everything is and a ready session. Ctrl-C stops every child. While the
+ * stack runs, <DEV_DATA_DIR>/dev-stack.json tells the command-line helpers where it is (dev-stack-file.ts).
  */
 import { execFile } from 'node:child_process';
 import crypto from 'node:crypto';
@@ -13,13 +14,13 @@ import { connectDb } from '../store/connect';
 import { createSession } from '../store/sessions';
 import { searchAttributeFlags } from '../temporal/search-attributes';
 import { assertPortFree, portOpen, ProcessGroup, waitFor } from './dev-processes';
+import { DEV_STACK_FILE, removeDevStack, resolveDataDir, writeDevStack } from './dev-stack-file';
 
 const root = path.resolve(__dirname, '../..');
 const log = (msg: string) => process.stdout.write(`[dev] ${msg}\n`);
 
 /** Master key and signing secret: generated on first start, kept in .data/secrets.json (0600) for later starts. */
-function loadOrCreateSecrets(dataDir: string): { MASTER_KEY: string; SIGNING_SECRET: string } {
-  const file = path.join(dataDir, 'secrets.json');
+function loadOrCreateSecrets(file: string): { MASTER_KEY: string; SIGNING_SECRET: string } {
   if (fs.existsSync(file)) return JSON.parse(fs.readFileSync(file, 'utf8'));
   const secrets = {
     MASTER_KEY: `dev-${new Date().toISOString().slice(0, 10)}:${crypto.randomBytes(32).toString('base64')}`,
@@ -44,13 +45,15 @@ async function installTools(dev: DevConfig): Promise<{ TEMPORAL_CLI?: string; FE
 
 async function main() {
   const dev = loadDevConfig();
-  const dataDir = path.resolve(root, dev.DEV_DATA_DIR);
+  const dataDir = resolveDataDir(dev.DEV_DATA_DIR);
+  const secretsFile = path.join(dataDir, 'secrets.json');
   fs.mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   const group = new ProcessGroup();
   let shuttingDown = false;
   const shutdown = async (code: number) => {
     if (shuttingDown) return;
     shuttingDown = true;
+    removeDevStack(dataDir);
     log('stopping...');
     await group.stopAll();
     process.exit(code);
@@ -64,7 +67,7 @@ async function main() {
 
   try {
     const tools = await installTools(dev);
-    const secrets = loadOrCreateSecrets(dataDir);
+    const secrets = loadOrCreateSecrets(secretsFile);
     // The Web UI shows stored prompts and answers through the API's codec endpoint; with CODEC_TOKEN set, the API
     // wants it, and the UI can only send it in the path.
     const { CODEC_TOKEN } = loadConfigSubset(['CODEC_TOKEN']);
@@ -128,6 +131,17 @@ async function main() {
     await db.close();
 
     const api = config.PUBLIC_URL;
+    // not once stopping has begun (Ctrl-C during start-up): the file would outlive the stack
+    if (shuttingDown) return;
+    writeDevStack(dataDir, {
+      pid: process.pid,
+      apiUrl: api,
+      mongoUrl,
+      temporalAddress,
+      temporalNamespace: config.TEMPORAL_NAMESPACE,
+      secretsFile,
+      startedAt: new Date().toISOString(),
+    });
     process.stdout.write(`
 Prompt task runner is up.
   API:              ${api}
@@ -143,6 +157,8 @@ Session: ${session.id}
 Try it:
   curl -s -H 'Cookie: sessionId=${session.id}' ${api}/api/users/~
 
+In another terminal, the helpers (npm run session / signed-urls / rotate-key) find this stack by themselves,
+through ${path.join(dev.DEV_DATA_DIR, DEV_STACK_FILE)}.
 Ctrl-C stops everything.
 `);
   } catch (err) {

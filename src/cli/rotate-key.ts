@@ -3,16 +3,18 @@
  * with MASTER_KEYS_RETIRED. Procedure: docs/key-rotation.md. Exit code 1 when something could not be read.
  */
 import { parseArgs } from 'node:util';
-import { ConfigError, loadConfigSubset } from '../config';
+import { ConfigError } from '../config';
 import { connectDb } from '../store/connect';
 import { rotateSecrets } from '../store/key-rotation';
 import { keyringFromConfig } from '../store/secrets';
+import { loadHelperSettings } from './dev-stack-file';
 
 const USAGE = `Usage: npm run rotate-key [-- --dry-run]
 
 Re-encrypts task keys (tasks, task_versions) and servlet install configuration (installations) under MASTER_KEY.
 Old ciphertexts are read with the keys in MASTER_KEYS_RETIRED. --dry-run only counts.
-Environment: MONGO_URL, MASTER_KEY, MASTER_KEYS_RETIRED. See docs/key-rotation.md.`;
+Environment: MONGO_URL, MASTER_KEY, MASTER_KEYS_RETIRED. See docs/key-rotation.md. While npm run dev runs, MONGO_URL
+and MASTER_KEY default to its own (found through <DEV_DATA_DIR>/dev-stack.json).`;
 
 async function main(): Promise<number> {
   let dryRun: boolean;
@@ -29,7 +31,7 @@ async function main(): Promise<number> {
   }
   let config;
   try {
-    config = loadConfigSubset(['MONGO_URL', 'MASTER_KEY', 'MASTER_KEYS_RETIRED']);
+    config = loadHelperSettings('rotate-key', ['MONGO_URL', 'MASTER_KEY', 'MASTER_KEYS_RETIRED']);
   } catch (err) {
     if (err instanceof ConfigError) {
       console.error(err.message);

@@ -3,11 +3,12 @@
  * `default` profile) when needed. Only a hash of each session id is stored, so an id is shown once, at creation.
  */
 import { parseArgs } from 'node:util';
-import { ConfigError, loadConfigSubset } from '../config';
+import { ConfigError } from '../config';
 import { connectDb } from '../store/connect';
 import { NAME_PATTERN, NAME_RULE } from '../store/names';
 import { sha256 } from '../store/secrets';
 import { createSession, listSessions, revokeSessions } from '../store/sessions';
+import { loadHelperSettings } from './dev-stack-file';
 
 const USAGE = `Usage:
   npm run session -- create --user NAME              create a session (and the user if new); prints "Session: <id>"
@@ -16,7 +17,8 @@ const USAGE = `Usage:
   npm run session -- revoke --user NAME --all        revoke every session of the user
 
 Send the id as a cookie: Cookie: sessionId=<id>. Sessions expire after SESSION_TTL_HOURS.
-Environment: MONGO_URL (required), SESSION_TTL_HOURS (default 720).`;
+Environment: MONGO_URL (required), SESSION_TTL_HOURS (default 720). While npm run dev runs, MONGO_URL defaults to its
+database (found through <DEV_DATA_DIR>/dev-stack.json).`;
 
 class UsageError extends Error {}
 
@@ -56,10 +58,10 @@ async function main(argv: string[]): Promise<number> {
   }
   let config: { MONGO_URL: string; SESSION_TTL_HOURS: number };
   try {
-    config = loadConfigSubset(['MONGO_URL', 'SESSION_TTL_HOURS']);
+    config = loadHelperSettings('session', ['MONGO_URL', 'SESSION_TTL_HOURS']);
   } catch (err) {
     if (!(err instanceof ConfigError)) throw err;
-    console.error(`${err.message}\n(with \`npm run dev\` running, use the MONGO_URL it printed)`);
+    console.error(err.message);
     return 2;
   }
   const db = await connectDb(config.MONGO_URL);

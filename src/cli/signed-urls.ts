@@ -4,16 +4,18 @@
  *   revoke-all --user U --profile P --task T  every URL of the task issued so far
  */
 import { parseArgs } from 'node:util';
-import { ConfigError, loadConfigSubset } from '../config';
+import { ConfigError } from '../config';
 import { connectDb } from '../store/connect';
 import { parseSignedUrl, revokeAllUrls, revokeUrl, signatureValid } from '../store/signed-urls';
 import { findTask } from '../store/tasks';
+import { loadHelperSettings } from './dev-stack-file';
 
 const USAGE = `Usage:
   npm run signed-urls -- revoke --url URL
   npm run signed-urls -- revoke-all --user NAME --profile PROFILE --task TASK
 
-Environment: MONGO_URL, SIGNING_SECRET (the API's).`;
+Environment: MONGO_URL, SIGNING_SECRET (the API's). While npm run dev runs, both default to its own
+(found through <DEV_DATA_DIR>/dev-stack.json).`;
 
 async function main(argv: string[]): Promise<number> {
   let values: { url?: string; user?: string; profile?: string; task?: string; help?: boolean };
@@ -37,7 +39,7 @@ async function main(argv: string[]): Promise<number> {
 
   let config: { MONGO_URL: string; SIGNING_SECRET: string };
   try {
-    config = loadConfigSubset(['MONGO_URL', 'SIGNING_SECRET']);
+    config = loadHelperSettings('signed-urls', ['MONGO_URL', 'SIGNING_SECRET']);
   } catch (err) {
     console.error(err instanceof ConfigError ? err.message : String(err));
     return 2;

@@ -1,8 +1,9 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import { expect } from 'chai';
 import { childEnv } from '../helpers/env';
 import { getStack } from '../helpers/stack';
@@ -30,6 +31,23 @@ async function waitForOutput(dev: Dev, pattern: RegExp, timeoutMs: number): Prom
     if (m) return m;
     if (dev.child.exitCode !== null || Date.now() > deadline) throw new Error(`no ${pattern} in:\n${dev.output()}`);
     await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+/**
+ * `npm run session -- <args>` as typed in a second terminal of this checkout: no MONGO_URL (nor any other setting of
+ * the stack) in its environment, only where the dev command keeps its data, given relative to the checkout.
+ */
+async function sessionHelper(args: string[], dataDir: string) {
+  const root = path.resolve(__dirname, '../..');
+  const env = childEnv({ DEV_DATA_DIR: path.relative(root, dataDir) });
+  for (const name of ['MONGO_URL', 'TEMPORAL_ADDRESS', 'MASTER_KEY', 'SIGNING_SECRET']) delete env[name];
+  try {
+    const { stdout, stderr } = await promisify(execFile)('npm', ['run', '--silent', 'session', '--', ...args], { cwd: root, env });
+    return { code: 0, stdout, stderr };
+  } catch (err) {
+    const e = err as { code: number; stdout: string; stderr: string };
+    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
   }
 }
 
@@ -76,7 +94,7 @@ describe('npm run dev', function () {
     }
   });
 
-  it('starts everything, stops every process on Ctrl-C, and a second start still decrypts what the first stored', async () => {
+  it('starts everything, the helpers find it, Ctrl-C stops every process, and a second start still decrypts what the first stored', async () => {
     const { fake } = getStack();
     const first = startDev(env);
     const session = (await waitForOutput(first, /^Session: (\S+)$/m, 150_000))[1]!;
@@ -91,11 +109,30 @@ describe('npm run dev', function () {
       body: JSON.stringify({ runner: 'openai', openai: { prompt: 'Say {{ text }}', model: 'm' }, settings: { key: 'sk-dev-kept-0123456789' } }),
     });
     expect(put.status).to.equal(201);
+
+    // A second terminal: the session helper finds the running stack through its file.
+    const stackFile = path.join(dataDir, 'dev-stack.json');
+    expect(fs.statSync(stackFile).mode & 0o777).to.equal(0o600);
+    expect(JSON.parse(fs.readFileSync(stackFile, 'utf8'))).to.include({ pid: first.child.pid, apiUrl: api });
+    expect(first.output()).to.contain('the helpers (npm run session / signed-urls / rotate-key) find this stack by themselves');
+    const helper = await sessionHelper(['create', '--user', 'alice'], dataDir);
+    expect(helper.code, helper.stderr).to.equal(0);
+    expect(helper.stderr).to.contain('[session] using MONGO_URL of the dev stack started by npm run dev');
+    const alice = /^Session: (\S+)$/m.exec(helper.stdout)![1];
+    const me = await fetch(`${api}/api/users/~`, { headers: { cookie: `sessionId=${alice}` } });
+    expect(me.status).to.equal(200);
+    expect(((await me.json()) as { username: string }).username).to.equal('alice');
+
     first.child.kill('SIGINT');
     expect(await first.exited).to.equal(0);
     for (const port of [env.PORT, env.DEV_TEMPORAL_PORT, env.DEV_TEMPORAL_UI_PORT, env.DEV_MONGO_PORT]) {
       expect(await listening(Number(port)), `port ${port} closed`).to.equal(false);
     }
+    expect(fs.existsSync(stackFile), 'the dev stack file is removed on stop').to.equal(false);
+    const stopped = await sessionHelper(['create', '--user', 'alice'], dataDir);
+    expect(stopped.code).to.equal(2);
+    expect(stopped.stderr).to.contain('MONGO_URL: required but not set');
+    expect(stopped.stderr).to.contain('or start `npm run dev`');
 
     fake.reset();
     const second = startDev(env);

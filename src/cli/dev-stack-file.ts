@@ -1,0 +1,147 @@
+/**
+ * The dev stack file, `<DEV_DATA_DIR>/dev-stack.json` (mode 0600): `npm run dev` writes it once its stack is up and
+ * removes it when it stops, so that the command-line helpers, run in another terminal, find the stack by themselves.
+ * It names the stack's addresses and where its secrets are (the secrets stay in secrets.json).
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { z } from 'zod';
+import { ConfigError, loadHelperConfig, type SettingName } from '../config';
+
+/** The checkout: `npm run dev` resolves a relative DEV_DATA_DIR against it, and so do the helpers. */
+const root = path.resolve(__dirname, '../..');
+
+export const DEV_STACK_FILE = 'dev-stack.json';
+
+const devStackSchema = z.object({
+  /** The process running src/cli/dev.ts; the stack is running while it is alive. */
+  pid: z.number().int().positive(),
+  apiUrl: z.string(),
+  mongoUrl: z.string(),
+  temporalAddress: z.string(),
+  temporalNamespace: z.string(),
+  /** Holds MASTER_KEY and SIGNING_SECRET (mode 0600). */
+  secretsFile: z.string(),
+  startedAt: z.string(),
+});
+export type DevStack = z.infer<typeof devStackSchema>;
+
+const secretsSchema = z.object({ MASTER_KEY: z.string(), SIGNING_SECRET: z.string() });
+
+/** The settings the helpers may take from a running dev stack. */
+const DEV_STACK_SETTINGS = ['MONGO_URL', 'TEMPORAL_ADDRESS', 'TEMPORAL_NAMESPACE', 'PUBLIC_URL', 'MASTER_KEY', 'SIGNING_SECRET'] as const;
+type DevStackSetting = (typeof DEV_STACK_SETTINGS)[number];
+
+/** DEV_DATA_DIR as `npm run dev` uses it: a relative one is in the checkout, wherever the command is run from. */
+export const resolveDataDir = (devDataDir: string) => path.resolve(root, devDataDir);
+
+export const devStackPath = (dataDir: string) => path.join(dataDir, DEV_STACK_FILE);
+
+/** Written whole or not at all (a temporary file renamed over it), so a reader never sees half of it. */
+export function writeDevStack(dataDir: string, stack: DevStack): string {
+  const file = devStackPath(dataDir);
+  const temporary = `${file}.${process.pid}.tmp`;
+  fs.writeFileSync(temporary, `${JSON.stringify(stack, null, 2)}\n`, { mode: 0o600 });
+  fs.renameSync(temporary, file);
+  return file;
+}
+
+/** Removes the file if process `pid` wrote it (a dev command that failed to start must not remove another's). */
+export function removeDevStack(dataDir: string, pid = process.pid): void {
+  if (readFile(devStackPath(dataDir))?.pid === pid) fs.rmSync(devStackPath(dataDir), { force: true });
+}
+
+/** The running dev stack of `dataDir`: undefined when there is no file, it is unreadable, or its process is gone. */
+export function readDevStack(dataDir: string): DevStack | undefined {
+  const stack = readFile(devStackPath(dataDir));
+  return stack && alive(stack.pid) ? stack : undefined;
+}
+
+/** A running stack's settings, under the names of src/config.ts; the secrets only when secrets.json is readable. */
+export function devStackSettings(stack: DevStack): Record<DevStackSetting, string | undefined> {
+  let secrets: z.infer<typeof secretsSchema> | undefined;
+  try {
+    secrets = secretsSchema.parse(JSON.parse(fs.readFileSync(stack.secretsFile, 'utf8')));
+  } catch {
+    secrets = undefined;
+  }
+  return {
+    MONGO_URL: stack.mongoUrl,
+    TEMPORAL_ADDRESS: stack.temporalAddress,
+    TEMPORAL_NAMESPACE: stack.temporalNamespace,
+    PUBLIC_URL: stack.apiUrl,
+    MASTER_KEY: secrets?.MASTER_KEY,
+    SIGNING_SECRET: secrets?.SIGNING_SECRET,
+  };
+}
+
+/**
+ * The named settings of a command-line helper (`helper` names it in messages): from the environment, and those it
+ * leaves unset from the dev stack `npm run dev` is running, saying so in one line on stderr. The environment always
+ * wins, and the two are never mixed: when a set variable differs from the dev stack's own (another database, another
+ * master key), nothing is taken from the dev stack. Throws ConfigError; when a setting is missing, its message says
+ * to set it or to start `npm run dev`.
+ */
+export function loadHelperSettings<K extends SettingName>(helper: string, names: readonly K[]): ReturnType<typeof loadHelperConfig<K>>['config'] {
+  let file = '';
+  /** Why nothing came from the dev stack: no stack, or these set variables differ from its own. */
+  let unused: { differing: string[] } | 'no stack' | undefined;
+  try {
+    const { config, fromFallback } = loadHelperConfig(names, (devDataDir, set) => {
+      const dataDir = resolveDataDir(devDataDir);
+      file = shown(devStackPath(dataDir));
+      const stack = readDevStack(dataDir);
+      if (!stack) {
+        unused = 'no stack';
+        return {};
+      }
+      const offered: Partial<Record<string, string>> = devStackSettings(stack);
+      const differing = (Object.keys(set) as K[]).filter((name) => offered[name] !== undefined && offered[name] !== set[name]);
+      if (differing.length > 0) {
+        unused = { differing };
+        return {};
+      }
+      return offered as Partial<Record<K, string>>;
+    });
+    if (fromFallback.length > 0) {
+      process.stderr.write(`[${helper}] using ${fromFallback.join(', ')} of the dev stack started by npm run dev (${file})\n`);
+    }
+    return config;
+  } catch (err) {
+    if (!(err instanceof ConfigError) || !unused) throw err;
+    const missing = err.problems
+      .filter((problem) => problem.endsWith(': required but not set'))
+      .map((problem) => problem.slice(0, problem.indexOf(':')))
+      .filter((name) => (DEV_STACK_SETTINGS as readonly string[]).includes(name));
+    if (missing.length === 0) throw err;
+    err.message +=
+      unused === 'no stack'
+        ? `\nSet ${missing.join(', ')} in the environment, or start \`npm run dev\` (no running dev stack found through ${file}).`
+        : `\nThe running dev stack (${file}) was not used: ${unused.differing.join(', ')} differs from its own. Unset it to use the dev stack's settings, or set ${missing.join(', ')} too.`;
+    throw err;
+  }
+}
+
+function readFile(file: string): DevStack | undefined {
+  try {
+    return devStackSchema.parse(JSON.parse(fs.readFileSync(file, 'utf8')));
+  } catch {
+    return undefined;
+  }
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    // EPERM: it exists, under another user
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** Relative to the working directory when inside it (`.data/dev-stack.json` under npm), absolute otherwise. */
+function shown(file: string): string {
+  const relative = path.relative(process.cwd(), file);
+  return relative && !relative.startsWith('..') && !path.isAbsolute(relative) ? relative : file;
+}
