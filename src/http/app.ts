@@ -21,6 +21,7 @@ import { contentRouter } from './routes/content/router';
 import { schedulesRouter } from './routes/schedules/router';
 import { codecRouter } from './routes/codec/router';
 import { healthRouter } from './routes/health/router';
+import { docsRouter } from './routes/docs/router';
 import { createRunReader } from '../temporal/run-reader';
 import { createRegistry } from '../metrics';
 import { createRateLimits } from './rate-limits';
@@ -76,6 +77,7 @@ export function createApp(deps: AppDeps): Koa {
   open.use(healthRouter(deps, metrics).routes());
   open.use(signedTriggerRouter(deps, runs).routes());
   open.use(codecRouter(deps).routes());
+  open.use(docsRouter(deps).routes());
 
   const api = new Router({ prefix: '/api' });
   api.use(requireSession(deps.db.models, deps.config.SESSION_CACHE_MS));

@@ -47,8 +47,8 @@ const webhook = z
 export const runnerObject = z.object({ prompt: z.string().min(1), model, max_tokens: maxTokens });
 export type RunnerObject = z.infer<typeof runnerObject>;
 
-const contractHead = (runners: readonly Runner[]) => z.object({ runner: runnerEnum(runners), settings, webhook });
-const shortForm = (runners: readonly Runner[]) =>
+export const contractHead = (runners: readonly Runner[]) => z.object({ runner: runnerEnum(runners), settings, webhook });
+export const shortForm = (runners: readonly Runner[]) =>
   z.object({ provider: runnerEnum(runners), prompt: z.string().min(1), model: model.optional(), max_tokens: maxTokens, settings, webhook });
 
 export type ContractTaskBody = z.infer<ReturnType<typeof contractHead>> & Partial<Record<Runner, RunnerObject>>;
@@ -67,7 +67,7 @@ type TaskBodyConfig = Pick<
 >;
 
 /** `limits`, each within the server's ceiling: over one is a 400 naming the field and the ceiling. */
-const limitsSchema = (config: TaskBodyConfig) => {
+export const limitsSchema = (config: TaskBodyConfig) => {
   const timeoutCeiling = Math.floor(config.RUN_TIMEOUT_MS / 1000);
   const tokens = z.number().int().positive();
   return z

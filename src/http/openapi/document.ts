@@ -1,0 +1,98 @@
+import { createDocument, type ZodOpenApiPathsObject } from 'zod-openapi';
+import type { Config } from '../../config';
+import { withSessionErrors } from './common';
+import { toZodOpenApi, type Operation } from './operation';
+import { operatorOperations } from './operator';
+import { runOperations } from './runs';
+import { scheduleOperations } from './schedules';
+import { servletOperations } from './servlets';
+import { signedOperations } from './signed';
+import { taskOperations } from './tasks';
+import { userProfileOperations } from './users-profiles';
+
+/**
+ * The API's OpenAPI 3.1 document, from the same zod schemas the routes parse requests with. Every route the routers
+ * register has its operation here (test/api/openapi.test.ts holds them to it, and runs every example through what
+ * the route does with it). Built from the server's config: task limits and Variant A's model are its own.
+ */
+
+export function apiOperations(config: Config): Operation[] {
+  return [
+    ...operatorOperations(),
+    ...userProfileOperations(),
+    ...taskOperations(config),
+    ...runOperations(),
+    ...signedOperations(),
+    ...scheduleOperations(),
+    ...servletOperations(),
+  ].map(withSessionErrors);
+}
+
+/** package.json's version (the OpenAPI test holds them together; importing package.json would copy it into dist/). */
+export const API_VERSION = '0.1.0';
+
+const TAGS = [
+  { name: 'users and profiles', description: 'docs/users-profiles-tasks.md' },
+  { name: 'tasks', description: 'Variant A: `/api/profiles/~/default/tasks/...`; Variant B: `/api/tasks/~/<profile>/...`' },
+  { name: 'runs', description: 'docs/runs.md' },
+  { name: 'signed URLs', description: 'Trigger a task without a session (docs/runs.md, "Signed URLs")' },
+  { name: 'schedules', description: 'docs/schedules.md' },
+  { name: 'webhooks', description: 'docs/webhooks.md' },
+  { name: 'servlets', description: 'docs/servlets.md' },
+  { name: 'installations', description: 'A profile’s servlet installs (docs/servlets.md)' },
+  { name: 'content', description: 'Module downloads' },
+  { name: 'operators', description: 'Health, readiness and metrics (no session)' },
+  { name: 'codec', description: 'The Temporal Web UI’s codec server' },
+  { name: 'docs', description: 'This document and its page' },
+];
+
+export function buildOpenApiDocument(config: Config): Record<string, unknown> {
+  const paths: ZodOpenApiPathsObject = {};
+  for (const op of apiOperations(config)) {
+    const item = (paths[op.path] ??= {});
+    if (item[op.method]) throw new Error(`two operations for ${op.method.toUpperCase()} ${op.path}`);
+    item[op.method] = toZodOpenApi(op);
+  }
+  return createDocument({
+    openapi: '3.1.0',
+    info: {
+      title: 'Prompt task runner API',
+      version: API_VERSION,
+      description:
+        'Mustache prompt tasks run on OpenAI or Anthropic, one Temporal workflow per run. Every `/api/...` request needs `Cookie: sessionId=<id>` (`npm run session -- create --user NAME`); `~` in a path is the session user. Errors are `{"error": {"code", "message"}}`, the message naming the field.',
+      license: { name: 'Apache-2.0', identifier: 'Apache-2.0' },
+    },
+    tags: TAGS,
+    paths,
+    components: {
+      securitySchemes: {
+        session: { type: 'apiKey', in: 'cookie', name: 'sessionId', description: 'A session id, `ptr/<user>/<random>`' },
+        codecToken: { type: 'http', scheme: 'bearer', description: 'CODEC_TOKEN' },
+      },
+    },
+  }) as unknown as Record<string, unknown>;
+}
+
+/** An example of the document and what checks it: the route's own parsing for request bodies, the schema otherwise. */
+export interface ExampleCheck {
+  where: string;
+  value: unknown;
+  check: (value: unknown) => unknown;
+}
+
+export function exampleChecks(config: Config): ExampleCheck[] {
+  const checks: ExampleCheck[] = [];
+  for (const op of apiOperations(config)) {
+    const at = `${op.method.toUpperCase()} ${op.path}`;
+    if (op.body) {
+      const check = op.body.check ?? ((value: unknown) => op.body!.schema.parse(value));
+      for (const [key, example] of Object.entries(op.body.examples)) checks.push({ where: `${at} body ${key}`, value: example.value, check });
+    }
+    for (const [status, response] of Object.entries(op.responses)) {
+      const schema = response.schema;
+      if (!schema) continue;
+      for (const [key, example] of Object.entries(response.examples ?? {})) checks.push({ where: `${at} ${status} ${key}`, value: example.value, check: (v) => schema.parse(v) });
+    }
+  }
+  return checks;
+}

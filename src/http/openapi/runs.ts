@@ -1,0 +1,220 @@
+import { z } from 'zod';
+import { RUN_LIST_DEFAULT_LIMIT } from '../presenters/page';
+import { approvalBody, approvalId, variantAParameters, variantATrigger } from '../routes/runs/schema';
+import { defaultProfile, errorBody, errors, linkHeader, name, pageQuery, runUrl, taskParamsB, timestamp, user } from './common';
+import type { Operation, ResponseSpec } from './operation';
+
+/** Runs on both path families (docs/runs.md): trigger (A), read, list, delete, cancel, approvals, events. */
+
+const entry = z
+  .union([
+    z.object({ msg: z.string(), time: z.number().meta({ description: 'Milliseconds since the epoch' }), level: z.number().int().meta({ description: 'pino: 30 info, 40 warn' }) }).meta({ title: 'Log' }),
+    z.object({ msg: z.string(), exchange: z.object({ role: z.string(), content: z.string() }) }).meta({ title: 'Message' }),
+    z
+      .object({ msg: z.string(), lastMessage: z.object({ role: z.string(), content: z.string() }), error: z.string().optional().meta({ description: 'An `error` run’s reason' }) })
+      .meta({ title: 'Last' }),
+    z
+      .object({ msg: z.string(), approval: z.object({ id: z.string(), tool: z.string(), arguments: z.record(z.string(), z.unknown()) }) })
+      .meta({ title: 'Approval', description: 'A tool call waiting for a person’s decision' }),
+  ])
+  .meta({ id: 'RunEntry' });
+
+export const runView = z
+  .object({
+    name: z.string(),
+    status: z.enum(['pending', 'running', 'ready', 'error']),
+    results: z.array(entry),
+    created_at: timestamp,
+    modified_at: timestamp,
+    usage: z.object({
+      input_tokens: z.number().int().nonnegative(),
+      output_tokens: z.number().int().nonnegative(),
+      model_calls: z.number().int().nonnegative(),
+      tool_calls: z.number().int().nonnegative(),
+    }),
+  })
+  .meta({ id: 'Run' });
+
+const runExample = {
+  name: 'first',
+  status: 'ready',
+  results: [
+    { msg: 'run started', time: 1795451310882, level: 30 },
+    { msg: 'prompt', exchange: { role: 'user', content: 'Write a haiku about tides' } },
+    { msg: 'final answer', lastMessage: { role: 'assistant', content: 'The sea breathes in, out…' } },
+  ],
+  created_at: '2026-11-23T16:28:30.882Z',
+  modified_at: '2026-11-23T16:28:31.120Z',
+  usage: { input_tokens: 14, output_tokens: 17, model_calls: 1, tool_calls: 0 },
+};
+
+const EVENTS_EXAMPLE = [
+  ': run events',
+  '',
+  'id: 0\nevent: entry\ndata: {"msg":"run started","time":1795451310882,"level":30}',
+  '',
+  'event: status\ndata: {"status":"running","modified_at":"2026-11-23T16:28:30.882Z"}',
+  '',
+  'event: end\ndata: {"status":"ready","modified_at":"2026-11-23T16:28:31.120Z"}',
+  '',
+].join('\n');
+
+const runName = name('run', 'first');
+const accepted: ResponseSpec = { description: 'Accepted: the run’s URL', schema: runUrl, examples: { run: { summary: 'The run', value: { url: 'http://127.0.0.1:8080/api/runs/alice/default/haiku/first' } } } };
+
+export function runOperations(): Operation[] {
+  const tags = ['runs'];
+  const families = [
+    {
+      which: 'Variant A',
+      runs: '/api/profiles/{user}/{profile}/tasks/{task}/runs',
+      taskParams: z.object({ user, profile: defaultProfile, task: name('task', 'haiku') }),
+    },
+    { which: 'Variant B', runs: '/api/runs/{user}/{profile}/{task}', taskParams: taskParamsB },
+  ];
+  const ops: Operation[] = [
+    {
+      method: 'put',
+      path: '/api/profiles/{user}/{profile}/tasks/{task}/runs/{run}',
+      summary: 'Trigger a run (Variant A)',
+      description: 'Idempotent by run name: the same name answers 200 and the same URL, and starts nothing.',
+      tags,
+      session: true,
+      params: { path: families[0]!.taskParams.extend({ run: runName }) },
+      body: {
+        schema: variantATrigger,
+        required: false,
+        description: 'The trigger data: a flat map of string to string',
+        check: variantAParameters,
+        examples: { topic: { summary: 'One parameter', value: { parameters: { topic: 'tides' } } } },
+      },
+      responses: {
+        200: { ...accepted, description: 'The run existed: nothing started' },
+        201: { ...accepted, description: 'Created and started' },
+        ...errors({
+          400: 'A bad name, or `parameters.<key>` not a string',
+          404: 'No such task (or a profile other than `default`)',
+          413: 'A body over `BODY_LIMIT_BYTES`',
+          429: ['`trigger_limit` or `live_runs_limit`: nothing was started; `Retry-After` says when to retry', 'trigger_limit', 'TRIGGER_LIMIT_PER_MINUTE: more than 6000 triggers a minute through this task; nothing was started'],
+        }),
+        503: {
+          description: 'A dependency did not answer: the run may have been recorded, and a retry with its name runs it once',
+          schema: errorBody,
+          examples: {
+            recorded: {
+              summary: 'temporal_unavailable',
+              value: {
+                error: {
+                  code: 'temporal_unavailable',
+                  message: 'Temporal did not answer in time; the run "first" may have been recorded: retry with the same run name and it runs once',
+                  run: 'first',
+                  url: 'http://127.0.0.1:8080/api/profiles/alice/default/tasks/haiku/runs/first',
+                },
+              },
+            },
+          },
+        },
+      },
+    },
+  ];
+  for (const { which, runs, taskParams } of families) {
+    const runParams = taskParams.extend({ run: runName });
+    const run = `${runs}/{run}`;
+    const missing = errors({ 400: 'A bad run name (`path.run`)', 404: 'No such run (or another user’s)' });
+    ops.push(
+      {
+        method: 'get',
+        path: runs,
+        summary: `List a task’s runs (${which})`,
+        description: 'Newest first. A live run shows its record’s last write.',
+        tags,
+        session: true,
+        params: { path: taskParams, query: pageQuery(RUN_LIST_DEFAULT_LIMIT) },
+        responses: { 200: { description: 'The runs', schema: z.array(runView), headers: linkHeader }, ...errors({ 400: 'A bad name, `limit` or `cursor`', 404: 'No such task' }) },
+      },
+      {
+        method: 'get',
+        path: run,
+        summary: `Read a run (${which})`,
+        description: 'Poll until `status` is `ready` or `error`. A closed run has an `ETag`; `If-None-Match` gets a 304.',
+        tags,
+        session: true,
+        params: { path: runParams },
+        responses: {
+          200: {
+            description: 'The run',
+            schema: runView,
+            headers: z.object({
+              'Run-Source': z.enum(['live', 'record']).meta({ description: 'The workflow (`live`) or the run record (`record`)' }),
+              ETag: z.string().optional().meta({ description: 'A closed run’s' }),
+            }),
+            examples: { ready: { summary: 'A run that ended', value: runExample } },
+          },
+          304: { description: 'Not modified (a closed run, `If-None-Match`)' },
+          ...missing,
+        },
+      },
+      {
+        method: 'delete',
+        path: run,
+        summary: `Delete a closed run (${which})`,
+        description: 'Its name is free again.',
+        tags,
+        session: true,
+        params: { path: runParams },
+        responses: {
+          204: { description: 'Deleted' },
+          ...missing,
+          ...errors({ 409: ['`run_live`: the run is `pending` or `running` (cancel it first)', 'run_live', 'run "first" is running: only a closed run (ready or error) can be deleted'] }),
+        },
+      },
+      {
+        method: 'get',
+        path: `${run}/events`,
+        summary: `Follow a run live (${which})`,
+        description: 'Server-Sent Events: `entry` (id = index in `results`), `status`, `end`; a `: keep-alive` comment every EVENTS_HEARTBEAT_MS.',
+        tags,
+        session: true,
+        params: { path: runParams, header: z.object({ 'Last-Event-ID': z.string().regex(/^\d{1,15}$/).optional().meta({ description: 'Resume after this entry' }) }) },
+        responses: {
+          200: { description: 'The event stream', type: 'text/event-stream', schema: z.string(), examples: { closed: { summary: 'A run that ended', value: EVENTS_EXAMPLE } } },
+          ...missing,
+        },
+      },
+      {
+        method: 'post',
+        path: `${run}/cancel`,
+        summary: `Cancel a live run (${which})`,
+        description: 'The run ends `error`: "cancelled by <user>".',
+        tags,
+        session: true,
+        params: { path: runParams },
+        responses: { 202: accepted, ...missing, ...errors({ 409: ['`run_closed`: the run has ended', 'run_closed', 'run "first" has already ended'] }) },
+      },
+      {
+        method: 'post',
+        path: `${run}/approvals/{approval}`,
+        summary: `Decide a tool call waiting for approval (${which})`,
+        tags,
+        session: true,
+        params: { path: runParams.extend({ approval: approvalId.meta({ description: 'The id of the run’s approval entry' }) }) },
+        body: {
+          schema: approvalBody,
+          examples: {
+            approve: { summary: 'Run the call', value: { approve: true } },
+            deny: { summary: 'Deny it', value: { approve: false, reason: 'not this one' } },
+          },
+        },
+        responses: {
+          202: accepted,
+          ...errors({
+            400: 'A bad name, or no boolean `approve`',
+            404: 'No such run, or an approval the run never asked',
+            409: ['`approval_decided` or `run_closed`', 'approval_decided', 'approval "3f0c…" was already decided'],
+          }),
+        },
+      },
+    );
+  }
+  return ops;
+}

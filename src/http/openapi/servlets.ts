@@ -1,0 +1,199 @@
+import { z } from 'zod';
+import { VISIBILITIES } from '../../store/servlets';
+import { installBody } from '../routes/installations/schema';
+import { publishJsonBody, publishQuery, searchQuery } from '../routes/servlets/schema';
+import { errors, linkHeader, name, pageQuery, timestamp, user } from './common';
+import type { Operation } from './operation';
+
+/** The servlet library, a profile's installations and module downloads (docs/servlets.md). */
+
+const tools = z.array(z.object({ name: z.string(), description: z.string(), inputSchema: z.record(z.string(), z.unknown()) }));
+const meta = z.object({ description: z.string(), schema: z.object({ tools }) });
+
+const searchResult = z
+  .object({ slug: z.string(), meta, installation_count: z.number().int().nonnegative(), visibility: z.enum(VISIBILITIES), created_at: timestamp, modified_at: timestamp })
+  .meta({ id: 'ServletSearchResult' });
+const servletView = searchResult.extend({ name: z.string(), content_address: z.string().regex(/^[0-9a-f]{64}$/) }).meta({ id: 'Servlet' });
+
+const installView = z
+  .object({
+    name: z.string(),
+    settings: z.object({
+      config: z.record(z.string(), z.string()),
+      permissions: z.object({ network: z.object({ domains: z.array(z.string()) }), filesystem: z.object({ volumes: z.object({}) }) }),
+      approval: z.union([z.literal('*'), z.array(z.string())]).optional(),
+    }),
+    binding: z.object({ id: z.string(), contentAddress: z.string() }),
+    servlet: z.object({ slug: z.string(), has_client: z.boolean(), meta }),
+    created_at: timestamp,
+    modified_at: timestamp,
+  })
+  .meta({ id: 'Install' });
+
+const ADDRESS = '9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08';
+const greeterMeta = { description: 'Greets people', schema: { tools: [{ name: 'greet', description: 'Greets someone by name', inputSchema: { type: 'object' } }] } };
+const servletExample = {
+  slug: 'alice/greeter',
+  meta: greeterMeta,
+  installation_count: 2,
+  visibility: 'public',
+  created_at: '2026-06-01T10:00:00.123Z',
+  modified_at: '2026-06-01T10:05:00.456Z',
+  name: 'greeter',
+  content_address: ADDRESS,
+};
+const { name: _name, content_address: _address, ...searchExample } = servletExample;
+const installExample = {
+  name: 'hello',
+  settings: { config: { greeting: 'Howdy' }, permissions: { network: { domains: ['api.example.com'] }, filesystem: { volumes: {} } } },
+  binding: { id: '6650c0ffee0000000000beef', contentAddress: ADDRESS },
+  servlet: { slug: 'alice/greeter', has_client: false, meta: greeterMeta },
+  created_at: '2026-06-01T10:00:00.123Z',
+  modified_at: '2026-06-01T10:00:00.123Z',
+};
+
+export function servletOperations(): Operation[] {
+  const tags = ['servlets'];
+  const servletParams = z.object({ user, servlet: name('servlet', 'greeter') });
+  const one = { description: 'The servlet', schema: servletView, examples: { greeter: { summary: 'A servlet', value: servletExample } } };
+  const installs = '/api/profiles/{user}/{profile}/installations';
+  const profileParams = z.object({ user, profile: name('profile', 'default') });
+  return [
+    {
+      method: 'get',
+      path: '/api/servlets',
+      summary: 'Search servlets: public ones of every user and your own',
+      tags,
+      session: true,
+      params: { query: searchQuery.extend(pageQuery().shape).meta({ description: '`q` matches names, descriptions and tool names, ignoring case' }) },
+      responses: {
+        200: { description: 'Oldest first', schema: z.array(searchResult), headers: linkHeader, examples: { one: { summary: 'One result', value: [searchExample] } } },
+        ...errors({ 400: 'A bad `q`, `limit` or `cursor`' }),
+      },
+    },
+    {
+      method: 'get',
+      path: '/api/servlets/{user}',
+      summary: 'Own servlets, public and private',
+      tags,
+      session: true,
+      params: { path: z.object({ user }), query: pageQuery() },
+      responses: { 200: { description: 'Oldest first', schema: z.array(servletView), headers: linkHeader }, ...errors({ 400: 'A bad `limit` or `cursor`', 404: 'Another user' }) },
+    },
+    {
+      method: 'get',
+      path: '/api/servlets/{user}/{servlet}',
+      summary: 'Read a servlet (another user’s only when public)',
+      tags,
+      session: true,
+      params: { path: servletParams },
+      responses: { 200: one, ...errors({ 400: 'A bad servlet name', 404: 'No such servlet, or another user’s private one' }) },
+    },
+    {
+      method: 'put',
+      path: '/api/servlets/{user}/{servlet}',
+      summary: 'Publish a servlet (a WebAssembly module)',
+      description:
+        'The module as raw bytes (`application/wasm` or `application/octet-stream`, with `?description=&visibility=`) or as JSON with the module in base64. At most MODULE_LIMIT_BYTES of module.',
+      tags,
+      session: true,
+      params: { path: servletParams, query: publishQuery },
+      body: {
+        schema: publishJsonBody,
+        examples: { json: { summary: 'The JSON form', value: { module: 'AGFzbQEAAAA=', description: 'Greets people', visibility: 'public' } } },
+        alternatives: {
+          'application/wasm': { schema: { type: 'string', contentMediaType: 'application/wasm' } },
+          'application/octet-stream': { schema: { type: 'string', contentMediaType: 'application/octet-stream' } },
+        },
+      },
+      responses: {
+        200: { ...one, description: 'Replaced' },
+        201: { ...one, description: 'Created' },
+        ...errors({
+          400: ['`invalid_module` (why the module was refused) or a bad field', 'invalid_module', 'module: module does not export "call" (a servlet exports describe and call)'],
+          404: 'Another user',
+          413: 'A module over MODULE_LIMIT_BYTES',
+          415: 'Another content type, or a compressed body',
+        }),
+      },
+    },
+    {
+      method: 'delete',
+      path: '/api/servlets/{user}/{servlet}',
+      summary: 'Delete a servlet and every install of it',
+      tags,
+      session: true,
+      params: { path: servletParams },
+      responses: { 204: { description: 'Deleted' }, ...errors({ 400: 'A bad servlet name', 404: 'No such servlet' }) },
+    },
+    {
+      method: 'get',
+      path: installs,
+      summary: 'A profile’s installations, with their configuration',
+      description: 'The whole list unless `limit` or `cursor` is given. `If-None-Match` or `If-Modified-Since` may get a 304.',
+      tags: ['installations'],
+      session: true,
+      params: { path: profileParams, query: pageQuery(null) },
+      responses: {
+        200: {
+          description: 'The installs',
+          schema: z.object({ installs: z.array(installView) }),
+          headers: z.object({ ETag: z.string(), 'Last-Modified': z.string(), Link: z.string().optional() }),
+          examples: { one: { summary: 'One install', value: { installs: [installExample] } } },
+        },
+        304: { description: 'Not modified' },
+        ...errors({ 400: 'A bad name, `limit` or `cursor`', 404: 'No such profile' }),
+      },
+    },
+    {
+      method: 'post',
+      path: installs,
+      summary: 'Install a servlet into a profile (create or replace)',
+      tags: ['installations'],
+      session: true,
+      params: { path: profileParams },
+      body: {
+        schema: installBody,
+        examples: {
+          hello: {
+            summary: 'With configuration and hosts',
+            value: { servlet_slug: 'alice/greeter', name: 'hello', settings: { config: { greeting: 'Howdy' }, network: { domains: ['api.example.com'] } }, allow_update: true },
+          },
+          approval: { summary: 'Every call waits for approval', value: { servlet_slug: '~/greeter', settings: { approval: '*' } } },
+        },
+      },
+      responses: {
+        200: { description: 'Replaced', schema: installView, examples: { hello: { summary: 'The install', value: installExample } } },
+        201: { description: 'Created', schema: installView, examples: { hello: { summary: 'The install', value: installExample } } },
+        ...errors({
+          400: 'A bad field (named), or `approval` naming a tool the servlet does not have',
+          404: 'No such profile, or a servlet that is not yours nor public',
+          409: ['`install_exists` (with `"allow_update": false`)', 'install_exists', 'install "hello" already exists in profile "default"'],
+        }),
+      },
+    },
+    {
+      method: 'delete',
+      path: `${installs}/{name}`,
+      summary: 'Uninstall',
+      tags: ['installations'],
+      session: true,
+      params: { path: profileParams.extend({ name: name('install', 'hello') }) },
+      responses: { 204: { description: 'Uninstalled' }, ...errors({ 400: 'A bad name', 404: 'No such install' }) },
+    },
+    {
+      method: 'get',
+      path: '/api/c/{address}',
+      summary: 'A module’s bytes, by content address',
+      description: 'For the owner of a servlet with that content or of a profile that installs one. Immutable: a strong ETag.',
+      tags: ['content'],
+      session: true,
+      params: { path: z.object({ address: z.string().regex(/^[0-9a-f]{64}$/).meta({ description: 'SHA-256 (hex) of the module', example: ADDRESS }) }) },
+      responses: {
+        200: { description: 'The module', type: 'application/wasm', headers: z.object({ ETag: z.string() }) },
+        304: { description: 'Not modified' },
+        ...errors({ 404: 'No such module, or not one you may read' }),
+      },
+    },
+  ];
+}

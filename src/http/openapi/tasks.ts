@@ -1,0 +1,210 @@
+import { z } from 'zod';
+import type { Config } from '../../config';
+import { RUNNERS } from '../../store/tasks';
+import { contractHead, limitsSchema, parseTaskBody, runnerObject, shortForm, type Variant } from '../routes/tasks/schema';
+import { errors, linkHeader, name, pageQuery, taskParamsA, taskParamsB, timestamp, user, VARIANT_A_PROFILE } from './common';
+import type { Example, Operation } from './operation';
+
+/** Tasks on both path families (docs/users-profiles-tasks.md), and their webhook deliveries (docs/webhooks.md). */
+
+const runnerView = z.object({ prompt: z.string(), model: z.string(), max_tokens: z.number().int().positive().optional() });
+
+export const taskView = z
+  .object({
+    name: z.string(),
+    slug: z.string().meta({ description: '`<user>/<profile>/<task>`' }),
+    runner: z.enum(RUNNERS),
+    openai: runnerView.optional().meta({ description: 'Present when `runner` is `openai`' }),
+    anthropic: runnerView.optional().meta({ description: 'Present when `runner` is `anthropic`' }),
+    provider: z.enum(RUNNERS).meta({ description: '`runner` again, for the Python client' }),
+    prompt: z.string(),
+    settings: z.object({ key_set: z.boolean().meta({ description: 'Whether the task has its own key (never shown)' }) }),
+    limits: z
+      .object({ max_turns: z.number().int().optional(), timeout_s: z.number().int().optional(), max_total_tokens: z.number().int().optional() })
+      .optional()
+      .meta({ description: 'Present when the task has limits of its own' }),
+    webhook: z
+      .object({
+        url: z.string(),
+        secret_set: z.literal(true),
+        secret: z.string().optional().meta({ description: 'Only in the answer of the save that made it' }),
+      })
+      .optional()
+      .meta({ description: 'Present when the task has a completion webhook (docs/webhooks.md)' }),
+    created_at: timestamp,
+    modified_at: timestamp,
+  })
+  .meta({ id: 'Task' });
+
+const deliveries = z
+  .object({
+    deliveries: z.array(
+      z.object({
+        run: z.string(),
+        attempt: z.number().int().positive(),
+        status: z.union([z.number().int(), z.enum(['refused', 'failed'])]).meta({ description: 'The receiver’s HTTP status, or `refused` / `failed`' }),
+        error: z.string().optional(),
+        at: timestamp,
+      }),
+    ),
+  })
+  .meta({ id: 'WebhookDeliveries' });
+
+/** The body as the documents describe it: the route builds its schema from the server's limits (tasks/schema.ts). */
+function taskBody(variant: Variant, config: Config) {
+  const runners = variant === 'A' ? (['openai'] as const) : RUNNERS;
+  const limits = limitsSchema(config);
+  const runnerObjects = variant === 'A' ? { openai: runnerObject.optional() } : { openai: runnerObject.optional(), anthropic: runnerObject.optional() };
+  return z.union([
+    contractHead(runners)
+      .extend({ ...runnerObjects, limits })
+      .meta({ title: 'Contract form', description: 'The object named by `runner` is required' }),
+    shortForm(runners)
+      .extend({ limits })
+      .meta({ title: 'Short form', description: 'As the Python client’s `create_task` sends it' }),
+  ]);
+}
+
+function taskExamples(variant: Variant, config: Config): Record<string, Example> {
+  const model = variant === 'A' ? config.VARIANT_A_MODEL : 'gpt-4o-mini';
+  const examples: Record<string, Example> = {
+    contract: {
+      summary: 'Contract form',
+      value: { runner: 'openai', openai: { prompt: 'Write a haiku about {{ topic }}', model, max_tokens: 200 }, settings: { key: 'sk-...' } },
+    },
+    short: { summary: 'Short form (the Python client)', value: { provider: 'openai', prompt: 'Write a haiku about {{ topic }}', model } },
+    limitsAndWebhook: {
+      summary: 'With limits and a completion webhook',
+      value: {
+        runner: 'openai',
+        openai: { prompt: 'Summarise {{ text }}', model },
+        limits: { max_turns: 5, timeout_s: 120 },
+        webhook: { url: 'https://hooks.example.com/runs' },
+      },
+    },
+  };
+  if (variant === 'B') {
+    examples.anthropic = {
+      summary: 'Anthropic',
+      value: { runner: 'anthropic', anthropic: { prompt: 'Summarise {{ text }}', model: 'claude-sonnet-4-5', max_tokens: 1000 } },
+    };
+  }
+  return examples;
+}
+
+const taskExample = (profile: string) => ({
+  name: 'haiku',
+  slug: `alice/${profile}/haiku`,
+  runner: 'openai',
+  openai: { prompt: 'Write a haiku about {{ topic }}', model: 'gpt-4o', max_tokens: 200 },
+  provider: 'openai',
+  prompt: 'Write a haiku about {{ topic }}',
+  settings: { key_set: true },
+  created_at: '2026-06-01T10:00:00.123Z',
+  modified_at: '2026-06-01T10:05:00.456Z',
+});
+
+export function taskOperations(config: Config): Operation[] {
+  const tags = ['tasks'];
+  const variants = [
+    { variant: 'A' as const, base: `/api/profiles/{user}/${VARIANT_A_PROFILE}/tasks`, params: taskParamsA, listParams: z.object({ user }), profile: VARIANT_A_PROFILE },
+    { variant: 'B' as const, base: '/api/tasks/{user}/{profile}', params: taskParamsB, listParams: z.object({ user, profile: name('profile', 'default') }), profile: 'default' },
+  ];
+  const ops: Operation[] = [];
+  for (const { variant, base, params, listParams, profile } of variants) {
+    const task = `${base}/{task}`;
+    const which = variant === 'A' ? 'Variant A (the default profile; runner openai, one model)' : 'Variant B (any profile, any runner and model)';
+    const one = { 200: { description: 'The task', schema: taskView, examples: { haiku: { summary: 'A task', value: taskExample(profile) } } } };
+    ops.push(
+      {
+        method: 'get',
+        path: base,
+        summary: variant === 'A' ? 'Tasks of the default profile' : 'Tasks of a profile',
+        description: `${which}. Oldest first.`,
+        tags,
+        session: true,
+        params: { path: listParams, query: pageQuery() },
+        responses: { 200: { description: 'The tasks', schema: z.array(taskView), headers: linkHeader }, ...errors({ 400: 'A bad name, `limit` or `cursor`', 404: 'No such profile' }) },
+      },
+      {
+        method: 'get',
+        path: task,
+        summary: 'Read a task',
+        description: which,
+        tags,
+        session: true,
+        params: { path: params },
+        responses: { ...one, ...errors({ 400: 'A bad name in the path', 404: 'No such task' }) },
+      },
+      {
+        method: 'put',
+        path: task,
+        summary: 'Create or update a task',
+        description: `${which}. Variant A takes runner \`openai\` with the model "${config.VARIANT_A_MODEL}" only (VARIANT_A_MODEL). Unknown fields are ignored.`,
+        tags,
+        session: true,
+        params: { path: params },
+        body: { schema: taskBody(variant, config), examples: taskExamples(variant, config), check: (value) => parseTaskBody(value as Record<string, unknown>, variant, config) },
+        responses: {
+          200: { ...one[200], description: 'Updated' },
+          201: { ...one[200], description: 'Created' },
+          ...errors({
+            400: '`invalid_request` naming the field, `invalid_template`, `missing_key`, `invalid_json`, `json_too_deep`',
+            404: 'No such profile, or another user',
+            409: ['`task_busy`: concurrent saves; retry', 'task_busy', 'task "haiku" is being changed by another request; try again'],
+            413: 'A body over `BODY_LIMIT_BYTES`',
+            415: 'A body that is not JSON',
+          }),
+        },
+      },
+      {
+        method: 'delete',
+        path: task,
+        summary: 'Delete a task, its versions and all its runs',
+        description: `${which}. Live runs are cancelled first.`,
+        tags,
+        session: true,
+        params: { path: params },
+        responses: { 204: { description: 'Deleted' }, ...errors({ 400: 'A bad name in the path', 404: 'No such task' }) },
+      },
+      {
+        method: 'get',
+        path: `${task}/webhook/deliveries`,
+        summary: 'The task’s latest webhook delivery attempts',
+        description: 'At most 100, newest first (docs/webhooks.md).',
+        tags: ['webhooks'],
+        session: true,
+        params: { path: params },
+        responses: {
+          200: {
+            description: 'The attempts',
+            schema: deliveries,
+            examples: {
+              retried: {
+                summary: 'A delivery retried once',
+                value: {
+                  deliveries: [
+                    { run: 'r1', attempt: 2, status: 200, at: '2026-11-23T08:30:02.512Z' },
+                    { run: 'r1', attempt: 1, status: 500, error: 'the receiver answered 500: receiver is down', at: '2026-11-23T08:30:01.907Z' },
+                  ],
+                },
+              },
+            },
+          },
+          ...errors({ 400: 'A bad name in the path', 404: 'No such task' }),
+        },
+      },
+    );
+  }
+  ops.push({
+    method: 'get',
+    path: '/api/tasks/{user}',
+    summary: 'Tasks of every profile',
+    description: 'Variant B. By profile, then oldest first.',
+    tags,
+    session: true,
+    params: { path: z.object({ user }), query: pageQuery() },
+    responses: { 200: { description: 'The tasks', schema: z.array(taskView), headers: linkHeader }, ...errors({ 400: 'A bad `limit` or `cursor`', 404: 'Another user' }) },
+  });
+  return ops;
+}
