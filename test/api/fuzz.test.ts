@@ -100,7 +100,7 @@ describe('fuzz: generated requests across every route', function () {
       fc.constant('/api/servlets'),
       fc.tuple(user, profile, task).map(([u, p, t]) => `/signed/tasks/${u}/${p}/${t}?id=a&iat=1&exp=1&sig=x`),
       fc.constant(signedPath),
-      fc.constantFrom('/healthz', '/readyz', '/metrics', '/codec/decode', '/codec/encode', '/', '/api', '/nowhere'),
+      fc.constantFrom('/healthz', '/readyz', '/metrics', '/codec/decode', '/codec/encode', '/', '/api', '/nowhere', '/api/openapi.json', '/docs', '/docs/assets/swagger-ui.css', '/docs/assets/%ZZ', '/docs/assets/..%2Fpackage.json'),
     );
     const cursor = fc.oneof(
       fc.constantFrom(b64([1e300, 'a', 'b']), b64([8.7e15, 'a']), b64([-1, 'a', 'b']), b64(['install', 'a']), 'garbage', '', '%ZZ'),
