@@ -1,0 +1,30 @@
+import { ConfigError } from '../../config';
+import { loadHelperSettings } from '../dev-stack-file';
+import { connectDb } from '../../store/connect';
+import { NAME_PATTERN, NAME_RULE } from '../../store/names';
+import { createSession } from '../../store/sessions';
+import { UsageError } from './errors';
+
+/**
+ * Creates a session (and the user, with its `default` profile, when new) straight in the database, as `npm run
+ * session -- create` does: there is no API for it. Needs MONGO_URL, from the environment or a running `npm run dev` (and reads SESSION_TTL_HOURS).
+ * Throws UsageError for a bad name or a missing MONGO_URL. Loaded only by `ptr session create`, so other commands
+ * never load the database driver.
+ */
+export async function createLocalSession(user: string): Promise<{ id: string; expires_at: Date }> {
+  if (!NAME_PATTERN.test(user)) throw new UsageError(`--user: expected ${NAME_RULE}`);
+  let config: { MONGO_URL: string; SESSION_TTL_HOURS: number };
+  try {
+    // Unset settings come from a running `npm run dev` (its dev-stack.json), as for the other helpers.
+    config = loadHelperSettings('ptr', ['MONGO_URL', 'SESSION_TTL_HOURS']);
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    throw new UsageError(`${err.message}\n(ptr session create works on the database's machine)`);
+  }
+  const db = await connectDb(config.MONGO_URL);
+  try {
+    return await createSession(db.models, user, config.SESSION_TTL_HOURS);
+  } finally {
+    await db.close();
+  }
+}

@@ -1,0 +1,115 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { UsageError } from './errors';
+
+/** The variables `ptr` reads; the first two are the hosted service's Python client's own. */
+export interface CliEnv {
+  MCP_RUN_ORIGIN?: string;
+  MCP_RUN_SESSION_ID?: string;
+  /** The Python client's older name for the session. */
+  MCPX_SESSION_ID?: string;
+  /** Another config file than `$XDG_CONFIG_HOME/ptr/config.json`. */
+  PTR_CONFIG?: string;
+  XDG_CONFIG_HOME?: string;
+}
+
+/** What the config file holds. Unknown keys are kept as they are. */
+export interface StoredConfig {
+  origin?: string;
+  session?: string;
+  [key: string]: unknown;
+}
+
+export type Source = 'flag' | 'env' | 'config' | 'default';
+
+export interface Settings {
+  origin: string;
+  session?: string;
+  configPath: string;
+  from: { origin: Source; session?: Source };
+}
+
+/** Where `npm run dev` serves the API by default. */
+export const DEFAULT_ORIGIN = 'http://127.0.0.1:8080';
+
+export function configPath(env: CliEnv): string {
+  if (env.PTR_CONFIG) return path.resolve(env.PTR_CONFIG);
+  const base = env.XDG_CONFIG_HOME || path.join(os.homedir(), '.config');
+  return path.join(base, 'ptr', 'config.json');
+}
+
+/** The config file's contents; `{}` when there is none. Throws UsageError when it is not a JSON object. */
+export function readConfigFile(file: string): StoredConfig {
+  let text: string;
+  try {
+    text = fs.readFileSync(file, 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return {};
+    throw new UsageError(`cannot read ${file}: ${(err as Error).message}`);
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (err) {
+    throw new UsageError(`${file}: not JSON (${(err as Error).message})`);
+  }
+  if (!value || typeof value !== 'object' || Array.isArray(value)) throw new UsageError(`${file}: expected a JSON object`);
+  return value as StoredConfig;
+}
+
+/**
+ * Merges `patch` into the config file (an `undefined` value removes the key). The file holds a session, a
+ * credential: it is written readable by its owner only (0600, in a 0700 directory), whole or not at all.
+ */
+export function updateConfigFile(file: string, patch: Partial<StoredConfig>): StoredConfig {
+  const next: StoredConfig = { ...readConfigFile(file) };
+  for (const [key, value] of Object.entries(patch)) {
+    if (value === undefined) delete next[key];
+    else next[key] = value;
+  }
+  fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
+  const temp = `${file}.${process.pid}.tmp`;
+  fs.writeFileSync(temp, `${JSON.stringify(next, null, 2)}\n`, { mode: 0o600 });
+  fs.renameSync(temp, file);
+  return next;
+}
+
+/** `http(s)://host[:port][/prefix]` without a trailing slash. Throws UsageError naming `what` otherwise. */
+export function normalizeOrigin(value: string, what: string): string {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new UsageError(`${what}: expected a URL such as ${DEFAULT_ORIGIN}, got "${value}"`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new UsageError(`${what}: expected an http or https URL, got "${value}"`);
+  if (url.search || url.hash) throw new UsageError(`${what}: expected no query or fragment in "${value}"`);
+  return `${url.origin}${url.pathname.replace(/\/+$/, '')}`;
+}
+
+/**
+ * Where the API is and which session to send, first found wins: `--origin`; the environment (`MCP_RUN_ORIGIN`,
+ * `MCP_RUN_SESSION_ID`, as the Python client reads them); the config file; for the origin, `npm run dev`'s address.
+ */
+export function resolveSettings(env: CliEnv, flags: { origin?: string }): Settings {
+  const file = configPath(env);
+  const stored = readConfigFile(file);
+  const session = env.MCP_RUN_SESSION_ID || env.MCPX_SESSION_ID;
+  const [origin, originFrom]: [string, Source] = flags.origin
+    ? [normalizeOrigin(flags.origin, '--origin'), 'flag']
+    : env.MCP_RUN_ORIGIN
+      ? [normalizeOrigin(env.MCP_RUN_ORIGIN, 'MCP_RUN_ORIGIN'), 'env']
+      : typeof stored.origin === 'string'
+        ? [normalizeOrigin(stored.origin, `origin in ${file}`), 'config']
+        : [DEFAULT_ORIGIN, 'default'];
+  const [sessionId, sessionFrom]: [string | undefined, Source | undefined] = session
+    ? [session, 'env']
+    : typeof stored.session === 'string' && stored.session
+      ? [stored.session, 'config']
+      : [undefined, undefined];
+  return { origin, session: sessionId, configPath: file, from: { origin: originFrom, session: sessionFrom } };
+}
+
+/** The last 6 characters of a session id, as `npm run session -- list` shows them. */
+export const sessionHint = (id: string) => `…${id.slice(-6)}`;

@@ -1,0 +1,76 @@
+import type { Command } from 'commander';
+import { stringify as toYaml } from 'yaml';
+import { seg } from './client';
+import { itemsOf, table, when, type Context } from './context';
+import { readObjectFile } from './input';
+
+const PROFILE_HELP = 'the profile (default: "default")';
+
+/** The runner and model of a task as reads present it. */
+const modelOf = (task: any) => `${task.runner ?? task.provider ?? '?'} ${task[task.runner]?.model ?? ''}`.trim();
+
+/**
+ * `ptr task list|create|update|get|delete`, on the Variant B paths (`/api/tasks/~/<profile>/<task>`), which reach
+ * every profile, `default` (where Variant A tasks live) included. A task file is the body of the PUT as the API
+ * takes it (docs/users-profiles-tasks.md, "Task bodies"), in YAML or JSON.
+ */
+export function taskCommands(program: Command, ctx: Context) {
+  const task = program.command('task').alias('tasks').description('list, create, update, read and delete tasks');
+  const taskPath = (profile: string, name: string) => `/api/tasks/~/${seg(profile)}/${seg(name)}`;
+
+  task
+    .command('list')
+    .description('list the tasks of one profile, or of every profile')
+    .option('-p, --profile <name>', 'only this profile (default: every profile)')
+    .action(async (opts: { profile?: string }) => {
+      const { body } = await ctx.client().get(opts.profile === undefined ? '/api/tasks/~' : `/api/tasks/~/${seg(opts.profile)}`);
+      const tasks = itemsOf(body);
+      ctx.print(body, () =>
+        tasks.length === 0
+          ? 'no tasks'
+          : table([
+              ['TASK', 'RUNNER', 'MODIFIED'],
+              ...tasks.map((t) => [String(t.slug).split('/').slice(1).join('/'), modelOf(t), when(t.modified_at)]),
+            ]),
+      );
+    });
+
+  const save = (mode: 'create' | 'update') => async (name: string, opts: { profile: string; file: string }) => {
+    const body = readObjectFile(opts.file);
+    const client = ctx.client();
+    // PUT creates or replaces: `update` first checks the task is there, so a typo in its name creates nothing.
+    if (mode === 'update') await client.get(taskPath(opts.profile, name));
+    const res = await client.put(taskPath(opts.profile, name), { json: body });
+    ctx.print(res.body, () => {
+      const lines = [`${res.status === 201 ? 'created' : 'updated'} task ${res.body.slug} (${modelOf(res.body)})`];
+      if (res.body.webhook?.secret) lines.push(`webhook secret (shown this once): ${res.body.webhook.secret}`);
+      return lines;
+    });
+  };
+  for (const mode of ['create', 'update'] as const) {
+    task
+      .command(`${mode} <name>`)
+      .description(mode === 'create' ? 'create a task (or replace it) from a YAML or JSON file' : 'replace an existing task from a YAML or JSON file')
+      .requiredOption('-f, --file <file>', 'the task body as the API takes it, YAML or JSON ("-": standard input)')
+      .option('-p, --profile <name>', PROFILE_HELP, 'default')
+      .action(save(mode));
+  }
+
+  task
+    .command('get <name>')
+    .description('show a task (as YAML; --json for JSON)')
+    .option('-p, --profile <name>', PROFILE_HELP, 'default')
+    .action(async (name: string, opts: { profile: string }) => {
+      const { body } = await ctx.client().get(taskPath(opts.profile, name));
+      ctx.print(body, () => toYaml(body).trimEnd());
+    });
+
+  task
+    .command('delete <name>')
+    .description('delete a task, cancelling its live runs and deleting all its runs')
+    .option('-p, --profile <name>', PROFILE_HELP, 'default')
+    .action(async (name: string, opts: { profile: string }) => {
+      await ctx.client().delete(taskPath(opts.profile, name));
+      ctx.print({ deleted: true, profile: opts.profile, task: name }, () => `deleted task ${opts.profile}/${name}`);
+    });
+}

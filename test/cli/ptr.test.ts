@@ -1,0 +1,273 @@
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { expect } from 'chai';
+import { createRunView } from '../../src/cli/ptr/run-view';
+import { createSseParser, type SseEvent } from '../../src/cli/ptr/sse';
+import type { Context } from '../../src/cli/ptr/context';
+import { signedIn, uniqueUser, type Api } from '../helpers/api';
+import { childEnv } from '../helpers/env';
+import { openaiText, providerError } from '../helpers/fake-provider';
+import { createTask, until, waitForRun } from '../helpers/runs';
+import { buildTestServlets } from '../helpers/servlets';
+import { atTeardown, getStack } from '../helpers/stack';
+
+const BIN = path.join(__dirname, '..', '..', 'bin', 'ptr');
+
+interface Done {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs bin/ptr as a user would; `output()` shows what it printed so far, `done` its exit code and output. */
+function spawnPtr(args: string[], env: NodeJS.ProcessEnv) {
+  const child = spawn(BIN, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (c: Buffer) => (stdout += c.toString('utf8')));
+  child.stderr.on('data', (c: Buffer) => (stderr += c.toString('utf8')));
+  const done = new Promise<Done>((resolve, reject) => {
+    child.once('error', reject);
+    child.once('close', (code) => resolve({ code, stdout, stderr }));
+  });
+  atTeardown(async () => void child.kill());
+  return { output: () => stdout, done };
+}
+
+const ptr = (args: string[], env: NodeJS.ProcessEnv) => spawnPtr(args, env).done;
+
+/** A loopback TCP proxy to the API whose open connections a test can cut (a stream that drops); keeps what clients sent. */
+async function droppingProxy(target: string) {
+  const { hostname, port } = new URL(target);
+  const sockets = new Set<net.Socket>();
+  let sent = '';
+  const server = net.createServer((client) => {
+    client.on('data', (c: Buffer) => (sent += c.toString('latin1')));
+    const upstream = net.connect(Number(port), hostname);
+    for (const s of [client, upstream]) {
+      sockets.add(s);
+      s.on('error', () => undefined);
+      s.once('close', () => sockets.delete(s));
+    }
+    client.pipe(upstream).pipe(client);
+    client.once('close', () => upstream.destroy());
+    upstream.once('close', () => client.destroy());
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const close = () => new Promise<void>((resolve) => server.close(() => resolve()));
+  atTeardown(close);
+  return {
+    url: `http://127.0.0.1:${(server.address() as net.AddressInfo).port}`,
+    dropAll: () => sockets.forEach((s) => s.destroy()),
+    sent: () => sent,
+  };
+}
+
+const jsonLines = (text: string) =>
+  text
+    .trim()
+    .split('\n')
+    .map((line) => JSON.parse(line));
+
+describe('ptr (the command line), run as a process against the API', function () {
+  this.timeout(90_000);
+  let user: { username: string; sessionId: string; api: Api };
+  let dir: string;
+  /** The environment of a user of the Python client: MCP_RUN_ORIGIN and MCP_RUN_SESSION_ID; a HOME of its own. */
+  let env: NodeJS.ProcessEnv;
+  const isolated = (extra: Record<string, string>) =>
+    childEnv({ HOME: dir, XDG_CONFIG_HOME: path.join(dir, 'config'), MCP_RUN_ORIGIN: '', MCP_RUN_SESSION_ID: '', MCPX_SESSION_ID: '', PTR_CONFIG: '', ...extra });
+
+  before(async () => {
+    user = await signedIn('cli');
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ptr-cli-'));
+    atTeardown(async () => fs.rmSync(dir, { recursive: true, force: true }));
+    env = isolated({ MCP_RUN_ORIGIN: getStack().apiUrl, MCP_RUN_SESSION_ID: user.sessionId });
+    // What the run tests trigger (the first two tests make their own through the CLI).
+    expect((await user.api.post('/api/profiles/~/work')).status).to.equal(201);
+    await createTask(user.api, 'work', 'echo');
+  });
+  beforeEach(() => getStack().fake.reset());
+  afterEach(() => getStack().fake.reset());
+
+  it('creates a profile and lists it as JSON', async () => {
+    const created = await ptr(['profile', 'create', 'made', '--description', 'from the CLI'], env);
+    expect(created.code, created.stderr).to.equal(0);
+    expect(created.stdout).to.equal(`created profile ${user.username}/made\n`);
+    const listed = await ptr(['profile', 'list', '--json'], env);
+    expect(listed.code, listed.stderr).to.equal(0);
+    const profiles = JSON.parse(listed.stdout);
+    expect(profiles.map((p: { slug: string }) => p.slug)).to.deep.equal(['default', 'work', 'made'].map((p) => `${user.username}/${p}`));
+    expect(profiles[2].description).to.equal('from the CLI');
+  });
+
+  it('creates a task from a YAML file, as the API takes its body, and lists it as JSON', async () => {
+    const file = path.join(dir, 'haiku.yaml');
+    fs.writeFileSync(file, ['runner: openai', 'openai:', '  prompt: "Say {{ text }}"', '  model: test-model', 'settings:', '  key: sk-test-key-0123456789abcdef', ''].join('\n'));
+    const created = await ptr(['task', 'create', 'haiku', '--profile', 'made', '--file', file], env);
+    expect(created.code, created.stderr).to.equal(0);
+    expect(created.stdout).to.equal(`created task ${user.username}/made/haiku (openai test-model)\n`);
+    const listed = await ptr(['--json', 'task', 'list', '--profile', 'made'], env);
+    expect(listed.code, listed.stderr).to.equal(0);
+    const [task, ...more] = JSON.parse(listed.stdout);
+    expect(more).to.deep.equal([]);
+    expect(task).to.include({ slug: `${user.username}/made/haiku`, runner: 'openai' });
+    expect(task.openai).to.include({ prompt: 'Say {{ text }}', model: 'test-model' });
+    expect(task.settings).to.deep.equal({ key_set: true });
+  });
+
+  it('follows a triggered run to `ready`: prints its entries as they come and exits 0', async () => {
+    const res = await ptr(['run', 'trigger', 'echo', '-p', 'work', '--run', 'r1', '--data', 'text=tides', '--follow'], env);
+    expect(res.code, res.stderr).to.equal(0);
+    const run = (await user.api.get('/api/runs/~/work/echo/r1')).body;
+    expect(run.status).to.equal('ready');
+    const lines = res.stdout.split('\n');
+    expect(lines[0]).to.equal(`started: ${getStack().config.PUBLIC_URL}/api/runs/${user.username}/work/echo/r1`);
+    // Every entry once, in order, by its index; the prompt and the answer with their content.
+    const heads = lines.filter((l) => /^ {0,2}\d+ /.test(l)).map((l) => Number(l.trim().split(' ')[0]));
+    expect(heads).to.deep.equal(run.results.map((_: unknown, i: number) => i));
+    expect(res.stdout).to.include('    user: Say tides\n');
+    expect(res.stdout).to.include('    assistant: echo: Say tides\n');
+    // Not a terminal: plain status lines, and the end.
+    expect(res.stdout).to.match(/^-- r1: running$/m);
+    expect(lines.at(-2)).to.equal(`-- r1: ready (${run.results.length} entries)`);
+    expect(res.stderr).to.equal('');
+  });
+
+  it('follows a run that ends in `error` as JSON lines and exits 1 with the reason on stderr', async () => {
+    getStack().fake.script([providerError('openai', 400, 'the model refuses')]);
+    const res = await ptr(['--json', 'run', 'trigger', 'echo', '-p', 'work', '--run', 'r2', '--follow', '--data', 'text=x'], env);
+    expect(res.code, res.stderr).to.equal(1);
+    const events = jsonLines(res.stdout);
+    expect(events[0]).to.deep.include({ event: 'triggered', run: 'r2', created: true });
+    const run = (await user.api.get('/api/runs/~/work/echo/r2')).body;
+    const entries = events.filter((e) => e.event === 'entry');
+    expect(entries.map((e) => e.entry)).to.deep.equal(run.results);
+    expect(entries.map((e) => e.id)).to.deep.equal(run.results.map((_: unknown, i: number) => i));
+    expect(events.at(-1)).to.deep.equal({ event: 'end', status: 'error', modified_at: run.modified_at });
+    expect(res.stderr).to.match(/^error run_error: run r2 ended in error: .*the model refuses/);
+  });
+
+  it('resumes a dropped event stream with Last-Event-ID: every entry once, in order', async () => {
+    const { fake } = getStack();
+    let release!: () => void;
+    const released = new Promise<void>((r) => (release = r));
+    fake.script([
+      async () => {
+        await released;
+        return openaiText('late');
+      },
+    ]);
+    const proxy = await droppingProxy(getStack().apiUrl);
+    // Through the proxy: the signed URL and the run URL (built from PUBLIC_URL) are requested on the proxy's address.
+    const child = spawnPtr(['--json', 'run', 'trigger', 'echo', '-p', 'work', '--run', 'r3', '--follow', '--data', 'text=y'], { ...env, MCP_RUN_ORIGIN: proxy.url });
+    await until('the first entries', () => child.output().includes('"event":"entry"') && fake.requests.length > 0);
+    proxy.dropAll();
+    await until('the reconnection', () => child.output().includes('"event":"reconnecting"'));
+    release();
+    const res = await child.done;
+    expect(res.code, res.stderr).to.equal(0);
+    const run = (await user.api.get('/api/runs/~/work/echo/r3')).body;
+    const events = jsonLines(res.stdout);
+    const entries = events.filter((e) => e.event === 'entry');
+    expect(entries.map((e) => e.id)).to.deep.equal(run.results.map((_: unknown, i: number) => i));
+    expect(entries.map((e) => e.entry)).to.deep.equal(run.results);
+    expect(events.at(-1)).to.include({ event: 'end', status: 'ready' });
+    // The second stream asked for the entries after the last one the first brought, and brought the rest.
+    const cut = events.findIndex((e) => e.event === 'reconnecting');
+    const lastBefore = events.slice(0, cut).filter((e) => e.event === 'entry').at(-1);
+    expect(proxy.sent().match(/^last-event-id: .*$/gim)).to.deep.equal([`last-event-id: ${lastBefore.id}`]);
+    expect(events.slice(cut).filter((e) => e.event === 'entry')).to.not.deep.equal([]);
+  });
+
+  it('cancels a live run', async () => {
+    getStack().fake.script(() => ({ hang: true }));
+    const started = await ptr(['run', 'trigger', 'echo', '-p', 'work', '--run', 'r4', '--data', 'text=z'], env);
+    expect(started.code, started.stderr).to.equal(0);
+    expect(started.stdout).to.match(/^started: run r4, http:\/\//);
+    await until('the provider call', () => getStack().fake.requests.length > 0);
+    const cancelled = await ptr(['run', 'cancel', 'echo', 'r4', '-p', 'work'], env);
+    expect(cancelled.code, cancelled.stderr).to.equal(0);
+    expect(cancelled.stdout).to.equal('cancel requested: run r4\n');
+    const run = await waitForRun(user.api, `http://x/api/runs/~/work/echo/r4`);
+    expect(run.status).to.equal('error');
+    expect(run.results.at(-1).error).to.equal(`cancelled by ${user.username}`);
+  });
+
+  it('prints an error of the API as `error <code>: <message>` on stderr and exits 1', async () => {
+    const res = await ptr(['task', 'get', 'nope', '--profile', 'work'], env);
+    expect(res.code).to.equal(1);
+    expect(res.stdout).to.equal('');
+    expect(res.stderr).to.equal('error not_found: task "work/nope" not found\n');
+  });
+
+  it('exits 2 on a usage error, before any request', async () => {
+    const res = await ptr(['run', 'trigger', 'echo', '--data', 'no-equals-sign'], isolated({ MCP_RUN_ORIGIN: 'http://127.0.0.1:9' }));
+    expect(res.code).to.equal(2);
+    expect(res.stderr).to.match(/^error: --data: expected key=value, got "no-equals-sign"/);
+  });
+
+  it('publishes a servlet, installs it into the default profile and lists the installs', async () => {
+    const file = path.join(dir, 'greeter.wasm');
+    fs.writeFileSync(file, (await buildTestServlets()).greeter);
+    const published = await ptr(['servlet', 'publish', 'greeter', file, '--description', 'Greets'], env);
+    expect(published.code, published.stderr).to.equal(0);
+    expect(published.stdout).to.equal(`published servlet ${user.username}/greeter from greeter.wasm (private; tools: greet)\n`);
+    const installed = await ptr(['servlet', 'install', 'greeter', '--name', 'hello', '--config', 'greeting=Howdy', '--domain', 'api.example.com'], env);
+    expect(installed.code, installed.stderr).to.equal(0);
+    expect(installed.stdout).to.equal(`installed ${user.username}/greeter as hello in profile default (tools: hello__greet)\n`);
+    const listed = await ptr(['servlet', 'installs', '--json'], env);
+    expect(listed.code, listed.stderr).to.equal(0);
+    const { installs } = JSON.parse(listed.stdout);
+    expect(installs).to.have.length(1);
+    expect(installs[0]).to.deep.include({ name: 'hello' });
+    expect(installs[0].servlet.slug).to.equal(`${user.username}/greeter`);
+    expect(installs[0].settings.config).to.deep.equal({ greeting: 'Howdy' });
+    expect(installs[0].settings.permissions.network.domains).to.deep.equal(['api.example.com']);
+  });
+
+  it('creates a session locally, saves it with the origin in its config file, and uses it from there', async () => {
+    const home = isolated({ MONGO_URL: getStack().config.MONGO_URL });
+    const name = uniqueUser('cfg');
+    const created = await ptr(['session', 'create', '--user', name, '--origin', getStack().apiUrl], home);
+    expect(created.code, created.stderr).to.equal(0);
+    const file = path.join(dir, 'config', 'ptr', 'config.json');
+    const saved = JSON.parse(fs.readFileSync(file, 'utf8'));
+    expect(saved).to.deep.equal({ session: created.stdout.match(/^Session: (\S+)$/m)![1], origin: getStack().apiUrl });
+    expect(fs.statSync(file).mode & 0o777, 'the file holds a credential').to.equal(0o600);
+    const me = await ptr(['whoami', '--json'], { ...home, MONGO_URL: '' });
+    expect(me.code, me.stderr).to.equal(0);
+    expect(JSON.parse(me.stdout).username).to.equal(name);
+  });
+});
+
+describe('ptr: reading event streams and drawing the status line (in process)', () => {
+  it('parses events cut anywhere, with \\n or \\r\\n line ends, skipping comments', () => {
+    const events: SseEvent[] = [];
+    const parser = createSseParser((e) => events.push(e));
+    const text = ': run events\r\n\r\nid: 0\r\nevent: entry\r\ndata: {"msg":"a"}\r\n\r\n: keep-alive\n\nevent: status\ndata: {"status":"running"}\n\nevent: end\ndata: {"status":"ready"}\n\n';
+    for (const ch of text) parser.push(ch);
+    expect(events).to.deep.equal([
+      { event: 'entry', id: '0', data: '{"msg":"a"}' },
+      { event: 'status', data: '{"status":"running"}' },
+      { event: 'end', data: '{"status":"ready"}' },
+    ]);
+  });
+
+  it('on a terminal, keeps one status line under the entries, redrawn in place, and ends on a plain line', () => {
+    let written = '';
+    const stdout = { isTTY: true, write: (s: string) => (written += s) };
+    const ctx = { json: false, stdout, stderr: stdout } as unknown as Context;
+    const view = createRunView(ctx, 'r1');
+    view.status({ status: 'running', modified_at: '2026-01-01T00:00:00.000Z' });
+    view.entry(0, { msg: 'prompt', exchange: { role: 'user', content: 'hi' } });
+    view.end({ status: 'ready', modified_at: '2026-01-01T00:00:01.000Z' });
+    // What the terminal shows: each \r\x1b[2K erases the line drawn since the last newline.
+    const screen = written.split('\n').map((line) => line.split('\r\x1b[2K').at(-1));
+    expect(screen).to.deep.equal(['  0 prompt', '    user: hi', '-- r1: ready (1 entry)', '']);
+    expect(written).to.match(/-- r1: running · 0 entries · [\d.]+ s\r\x1b\[2K  0 prompt/);
+  });
+});
