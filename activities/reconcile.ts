@@ -3,7 +3,7 @@ import { clearDeferredStart, closeRun, deferredStarts, findRun } from '../src/st
 import { findTask } from '../src/store/tasks';
 import { closeFromWorkflow, type ClosedStatus } from '../src/temporal/run-endings';
 import { startFromRecord } from '../src/temporal/start-run';
-import { announceRunClosed } from '../src/temporal/webhook-start';
+import { announceRunClosed, retryDeferredAnnouncements } from '../src/temporal/webhook-start';
 import { unavailableDependency } from '../src/dependencies';
 import { runTask } from '../workflows/run-task';
 import type { ActivityDeps } from './deps';
@@ -85,6 +85,9 @@ export function createReconcileActivities(deps: ActivityDeps) {
         }
       }
       if (started) deps.logger.info({ started }, 'reconciler started runs whose start had failed');
+      // Closed runs whose announcement failed (webhook delivery, live-run count): announced again.
+      const announced = await retryDeferredAnnouncements({ models, temporal: deps.temporal, logger: deps.logger, config: deps.config }, DEFERRED_STARTS_PER_PASS);
+      if (announced) deps.logger.info({ announced }, 'reconciler announced closed runs whose announcement had failed');
       return started;
     },
   };

@@ -76,7 +76,8 @@ export function createRunActivities(deps: ActivityDeps) {
       const { run, transition: _transition, ...progress } = input;
       await recordProgress(models, run.id, progress);
       if (progress.messages) await contents.saved(run, progress.messages.from, progress.messages.items);
-      if (isTerminal(progress.status)) await announceRunClosed(closed, run.id);
+      // Retried (a local activity) while the close can be neither announced nor noted for the reconciler.
+      if (isTerminal(progress.status) && !(await announceRunClosed(closed, run.id))) throw new Error('the store did not answer: the run\'s close could not be announced');
     },
 
     /**
@@ -94,13 +95,23 @@ export function createRunActivities(deps: ActivityDeps) {
      * at entry `entriesFrom`: a run's last turn then needs no write of its own.
      */
     async callModel(input: ModelCallInput): Promise<ModelTurn & { finishedAt?: number }> {
-      const turn = await tracked(input.run, (signal) => modelTurn(input, signal));
-      if (!input.finish || turn.toolCalls.length > 0) return turn;
-      const finishedAt = Date.now();
-      const usage = addModelCall(input.usage, turn.usage);
-      await recordProgress(models, input.run.id, { status: 'ready', modifiedAt: finishedAt, entries: { from: input.entriesFrom, items: [finalEntry(turn.text)] }, usage });
-      await announceRunClosed(closed, input.run.id);
-      return { ...turn, finishedAt };
+      // The end's write heartbeats too: a slow store must not make the call look lost (and be made again).
+      return tracked(input.run, async (signal) => {
+        const turn = await modelTurn(input, signal);
+        if (!input.finish || turn.toolCalls.length > 0) return turn;
+        const finishedAt = Date.now();
+        const usage = addModelCall(input.usage, turn.usage);
+        try {
+          await recordProgress(models, input.run.id, { status: 'ready', modifiedAt: finishedAt, entries: { from: input.entriesFrom, items: [finalEntry(turn.text)] }, usage });
+        } catch (err) {
+          // The model has answered: failing now would call it again. The workflow records the end instead (its own
+          // write, retried), at the same entry, so a write of this one applied late (a stalled store) says the same.
+          deps.logger.warn({ run: input.run.id, err }, 'could not record the run\'s end with its final answer; the workflow records it');
+          return turn;
+        }
+        await announceRunClosed(closed, input.run.id);
+        return { ...turn, finishedAt };
+      });
     },
 
     /** Local activity: stops this process's calls in flight of a cancelled run (see `tracked`). Returns how many. */

@@ -34,7 +34,8 @@ export function providerFailure(provider: string, err: unknown, key: string): Ap
 export const malformed = (provider: string, what: string) => runFailure('ProviderMalformedAnswer', `${provider} sent a malformed answer: ${what}`);
 
 function retryAfter(headers: Headers | Record<string, string> | undefined): number | undefined {
-  const value = headers instanceof Headers ? headers.get('retry-after') : headers?.['retry-after'];
+  // Any Headers (the providers' fetch is undici's, whose class is not the global one), or a plain record.
+  const value = typeof (headers as Headers | undefined)?.get === 'function' ? (headers as Headers).get('retry-after') : (headers as Record<string, string> | undefined)?.['retry-after'];
   if (!value) return undefined;
   const seconds = Number(value);
   if (Number.isFinite(seconds)) return Math.max(0, seconds * 1000);

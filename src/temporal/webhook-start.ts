@@ -57,20 +57,52 @@ export async function startWebhookDelivery(deps: Pick<AnnounceDeps, 'temporal' |
   }
 }
 
+/** Closes whose announcement failed (the store or Temporal did not answer): the reconciler announces them again. */
+const deferred = (models: Models) => models.Run.db.db!.collection<{ _id: string; at: Date }>('deferred_announcements');
+
 /**
  * Call once a run is closed (its record `ready` or `error`): gives back its place among its owner's live runs, and
- * starts its webhook delivery when its task has a webhook.
- * Costs a run read by `_id` and a cached task read by `_id`; a start only for tasks with a webhook. Never throws.
+ * starts its webhook delivery when its task has a webhook. Costs a run read by `_id` and a cached task read by `_id`;
+ * a start only for tasks with a webhook. Never throws: when it cannot finish, the run is noted for the reconciler
+ * (`retryDeferredAnnouncements`), which tries again on its next pass. False when even that note could not be
+ * written (the store does not answer): a caller that can retry (the workflow's own write) should.
  */
-export async function announceRunClosed(deps: AnnounceDeps, runId: string): Promise<void> {
+export async function announceRunClosed(deps: AnnounceDeps, runId: string): Promise<boolean> {
   try {
-    const record = await findRun(deps.models, runId);
-    if (!record || !isTerminal(record.status)) return;
-    // Its place among its owner's live runs (store/live-runs.ts), given back once however often this runs.
-    await releaseLiveRun(deps.models, runId, record.owner);
-    if (!(await hasWebhook(deps.models, record.task_id))) return;
-    await startWebhookDelivery(deps, { runId, createdAt: record.created_at.getTime() });
+    await announce(deps, runId);
+    return true;
   } catch (err) {
-    deps.logger.warn({ run: runId, err }, 'could not start the webhook delivery of a closed run');
+    deps.logger.warn({ run: runId, err }, 'could not announce a closed run (webhook delivery, live-run count); the reconciler tries again');
+    try {
+      await deferred(deps.models).updateOne({ _id: runId }, { $setOnInsert: { at: new Date() } }, { upsert: true });
+      return true;
+    } catch (lost) {
+      deps.logger.error({ run: runId, err: lost }, 'could not note a closed run for the reconciler');
+      return false;
+    }
   }
+}
+
+async function announce(deps: AnnounceDeps, runId: string): Promise<void> {
+  const record = await findRun(deps.models, runId);
+  if (!record || !isTerminal(record.status)) return;
+  // Its place among its owner's live runs (store/live-runs.ts), given back once however often this runs.
+  await releaseLiveRun(deps.models, runId, record.owner);
+  if (!(await hasWebhook(deps.models, record.task_id))) return;
+  await startWebhookDelivery(deps, { runId, createdAt: record.created_at.getTime() });
+}
+
+/** The reconciler's pass: announces the closes noted by `announceRunClosed` (up to `limit`). Returns how many it did. */
+export async function retryDeferredAnnouncements(deps: AnnounceDeps, limit: number): Promise<number> {
+  let done = 0;
+  for (const { _id: runId } of await deferred(deps.models).find({}).limit(limit).toArray()) {
+    try {
+      await announce(deps, runId);
+      await deferred(deps.models).deleteOne({ _id: runId });
+      done++;
+    } catch (err) {
+      deps.logger.warn({ run: runId, err }, 'reconciler could not announce a closed run yet');
+    }
+  }
+  return done;
 }
