@@ -12,7 +12,8 @@ export PTR_TEST_PYTHON="$PWD/.venv/bin/python"
 
 echo "[test] type check"; npx tsc --noEmit
 echo "[test] lint"; npx eslint . --max-warnings 0
-echo "[test] mocha"; if [ $# -eq 0 ]; then set -- 'test/**/*.test.ts'; fi
+# With no arguments: the whole suite, then the fault suite (test/faults, its own servers; a few minutes).
+echo "[test] mocha"; if [ $# -eq 0 ]; then faults=1; set -- 'test/**/*.test.ts'; fi
 log=$(mktemp)
 set +e
 npx mocha "$@" 2>&1 | tee "$log"
@@ -23,4 +24,13 @@ passed=$(sed 's/\x1b\[[0-9;]*m//g' "$log" | grep -oE '^ +[0-9]+ passing' | tail 
 failed=$(sed 's/\x1b\[[0-9;]*m//g' "$log" | grep -oE '^ +[0-9]+ failing' | tail -n1 | grep -oE '[0-9]+' || echo 0)
 rm -f "$log"
 echo "mocha: ${passed:-0} passed, ${failed:-0} failed"
+if [ "${faults:-0}" = 1 ]; then
+  echo "[test] fault suite"
+  set +e
+  npx mocha --config test/faults/.mocharc.json
+  faults_status=$?
+  set -e
+  echo "fault suite: $([ "$faults_status" -eq 0 ] && echo passed || echo failed) (test-results/faults-summary.json)"
+  if [ "$status" -eq 0 ]; then status=$faults_status; fi
+fi
 exit "$status"

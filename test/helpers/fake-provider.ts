@@ -35,6 +35,11 @@ export interface FakeReply {
   /** Never answer (until the test resets the fake). */
   hang?: boolean;
   headers?: Record<string, string>;
+  /**
+   * Closes the connection instead of answering: `before-answer` sends nothing, `mid-answer` sends the status, the
+   * headers and half the body first (a provider that drops the connection).
+   */
+  close?: 'before-answer' | 'mid-answer';
 }
 
 export type Responder = (req: RecordedRequest) => FakeReply | Promise<FakeReply>;
@@ -178,6 +183,16 @@ export async function startFakeProvider(): Promise<FakeProvider> {
           return;
         }
         if (reply.delayMs) await new Promise((r) => setTimeout(r, reply.delayMs));
+        if (reply.close) {
+          if (reply.close === 'mid-answer') {
+            const text = reply.raw ?? JSON.stringify(reply.body ?? {});
+            res.writeHead(reply.status ?? 200, { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(text)), ...reply.headers });
+            res.write(text.slice(0, Math.floor(text.length / 2)));
+          }
+          // After the written half has gone out (end() of the socket flushes it), so the client sees a cut answer.
+          res.socket?.end(() => res.socket?.destroy());
+          return;
+        }
         res.writeHead(reply.status ?? 200, { 'content-type': 'application/json', ...reply.headers });
         res.end(reply.raw ?? JSON.stringify(reply.body ?? {}));
       })().catch((err: Error) => {

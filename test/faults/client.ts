@@ -1,0 +1,89 @@
+import type { Api, ApiResponse, RequestOptions } from '../helpers/api';
+import { readResponse } from '../helpers/api';
+import { until } from '../helpers/runs';
+import { ledger, type AcceptedRun, type RunExpectation } from './ledger';
+
+/** No request of the suite waits longer: every answer is bounded (issue 12), so this only catches a hang. */
+const REQUEST_TIMEOUT_MS = 30_000;
+
+/** fetch, counted in the ledger: every answer by status, 5xx checked, a refused connection as `unreachable`. */
+export async function countedFetch(url: string, init: RequestInit = {}): Promise<ApiResponse> {
+  const { pathname } = new URL(url);
+  let res: Response;
+  try {
+    res = await fetch(url, { ...init, signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) });
+  } catch (err) {
+    if ((err as Error).name === 'TimeoutError') {
+      ledger.noAnswer(init.method ?? 'GET', pathname);
+      throw new Error(`${init.method ?? 'GET'} ${pathname}: no answer within ${REQUEST_TIMEOUT_MS} ms`);
+    }
+    ledger.unreachable();
+    throw err;
+  }
+  const answer = await readResponse(res);
+  ledger.request(init.method ?? 'GET', pathname, answer.status, answer.text, answer.headers.get('retry-after'));
+  return answer;
+}
+
+/** The API as a user with a session sees it (the same shape as test/helpers/api.ts's `api`), every request counted. */
+export function countingApi(sessionId: string, baseUrl: string): Api {
+  const request = (method: string, path: string, body?: unknown, options: RequestOptions = {}) => {
+    const headers: Record<string, string> = { ...options.headers, cookie: `sessionId=${sessionId}` };
+    let payload: string | Uint8Array | undefined = options.raw;
+    if (payload === undefined && body !== undefined) {
+      payload = JSON.stringify(body);
+      headers['content-type'] ??= 'application/json';
+    }
+    return countedFetch(`${baseUrl}${path}`, { method, headers, body: payload as RequestInit['body'] });
+  };
+  return {
+    request,
+    get: (path: string, options?: RequestOptions) => request('GET', path, undefined, options),
+    put: (path: string, body?: unknown, options?: RequestOptions) => request('PUT', path, body, options),
+    post: (path: string, body?: unknown, options?: RequestOptions) => request('POST', path, body, options),
+    delete: (path: string, options?: RequestOptions) => request('DELETE', path, undefined, options),
+  };
+}
+
+/** `run/<owner>/<profile>/<task>/<run>` from a Variant B run URL. */
+export function workflowIdOf(runUrl: string): string {
+  const [, api, runs, ...rest] = new URL(runUrl).pathname.split('/');
+  if (api !== 'api' || runs !== 'runs' || rest.length !== 4) throw new Error(`not a run URL: ${runUrl}`);
+  return `run/${rest.join('/')}`;
+}
+
+/** Triggers through a signed URL with a run name, counted; a 201 or 200 makes the run accepted. */
+export async function trigger(signedUrl: string, text: string, run: string, expectation: RunExpectation = { status: 'ready' }) {
+  const res = await countedFetch(signedUrl, { method: 'POST', headers: { 'content-type': 'application/json', 'run-id': run }, body: JSON.stringify({ text }) });
+  if (res.status === 200 || res.status === 201) ledger.accept({ url: res.body.url, workflowId: workflowIdOf(res.body.url), expect: expectation, text });
+  return res;
+}
+
+/**
+ * Triggers until the service answers for the run (201 or 200), as a client that got a 503 or no answer would: with
+ * the same run name, so a run the failed attempt may have recorded is the one that runs.
+ */
+export async function triggerUntilAccepted(signedUrl: string, text: string, run: string, expectation: RunExpectation = { status: 'ready' }, timeoutMs = 60_000) {
+  return until(
+    `the trigger of ${run} to be accepted`,
+    async () => {
+      const res = await trigger(signedUrl, text, run, expectation).catch(() => undefined);
+      if (res && res.status !== 200 && res.status !== 201 && res.status !== 503) throw new Error(`trigger of ${run}: ${res.status} ${res.text}`);
+      if (res?.status === 200 || res?.status === 201) return res;
+      // As a well-behaved client: after Retry-After (or half a second when there was no answer), with jitter.
+      const wait = Number(res?.headers.get('retry-after') ?? 0.5) * 1000;
+      await new Promise((r) => setTimeout(r, wait * (1 + Math.random())));
+      return undefined;
+    },
+    timeoutMs,
+  );
+}
+
+/** Every user's client, by user name: runs are read as their owners. */
+export const owners = new Map<string, Api>();
+
+export const ownerOf = (run: AcceptedRun) => {
+  const api = owners.get(run.workflowId.split('/')[1]!);
+  if (!api) throw new Error(`no client for the owner of ${run.workflowId}`);
+  return api;
+};

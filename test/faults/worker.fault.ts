@@ -1,0 +1,69 @@
+import crypto from 'node:crypto';
+import { temporal as proto } from '@temporalio/proto';
+import { expect } from 'chai';
+import { until } from '../helpers/runs';
+import { installServlet } from '../helpers/servlets';
+import { trigger } from './client';
+import { expectAllEndOnce, runsOf } from './runs';
+import { faultStack, faultTask, faultUser, temporalClient } from './harness';
+import { ledger, type AcceptedRun } from './ledger';
+
+const STARTED = proto.api.enums.v1.PendingActivityState.PENDING_ACTIVITY_STATE_STARTED;
+
+/** Whether a run's workflow has a `callTool` activity running on a worker right now. */
+async function toolCallRunning(run: AcceptedRun): Promise<boolean> {
+  const description = await (await temporalClient()).workflow.getHandle(run.workflowId).describe();
+  return (description.raw.pendingActivities ?? []).some((a) => a.activityType?.name === 'callTool' && a.state === STARTED);
+}
+
+describe('faults: the worker dies', () => {
+  before(() => (ledger.scenario = 'worker'));
+
+  it('ends every run once when the worker is SIGKILLed with provider calls and servlet calls in flight, and started again', async function () {
+    this.timeout(300_000);
+    const { api, username } = await faultUser('wk');
+    const { script, worker } = faultStack();
+    // Install configuration is a secret of its own: the scan looks for it everywhere.
+    const secret = () => ledger.secret('install secret', `cfg-fault-${crypto.randomBytes(12).toString('hex')}`);
+    await installServlet(api, username, 'greeter', 'hello', { greeting: 'Hi', token: secret() });
+    await installServlet(api, username, 'infinite-loop', 'spin', { token: secret() });
+    // A 100 KiB tool result: stored in MongoDB (run_blobs) rather than in history, and scanned there at the end.
+    await installServlet(api, username, 'bulk', 'bulk', { kib: '100', token: secret() });
+    const openai = await faultTask(api, 'wk-openai');
+    const claude = await faultTask(api, 'wk-claude', { runner: 'anthropic' });
+
+    // Servlet calls that end normally, before any fault.
+    for (const name of ['w-greet-1', 'w-greet-2']) expect((await trigger(openai, `tool:hello__greet ${name}`, name)).status).to.equal(201);
+    expect((await trigger(openai, 'tool:bulk__bulk w-bulk', 'w-bulk')).status).to.equal(201);
+    const before = await expectAllEndOnce(runsOf('worker'));
+    for (const [id, run] of before) {
+      const answer = run.results.at(-1).lastMessage.content as string;
+      if (id.endsWith('/w-bulk')) expect(answer.length, 'the stored tool result, resolved').to.be.greaterThan(100 * 1024);
+      else expect(answer).to.match(/^tool said: Hi, w-greet-\d!$/);
+    }
+
+    // Provider calls held by the fake, and servlet calls that compute until SERVLET_CALL_TIMEOUT_MS.
+    const held = Array.from({ length: 8 }, (_, i) => `w-p-${i}`);
+    const spins = Array.from({ length: 3 }, (_, i) => `w-s-${i}`);
+    await Promise.all([
+      ...held.map(async (name, i) => expect((await trigger(i % 2 ? claude : openai, `hold:wk ${name}`, name)).status).to.equal(201)),
+      ...spins.map(async (name) => expect((await trigger(openai, `tool:spin__spin ${name}`, name)).status).to.equal(201)),
+    ]);
+    const spinRuns = runsOf('worker').filter((r) => spins.some((s) => r.workflowId.endsWith(`/${s}`)));
+    await until('every held provider call in flight', () => script.waiting('wk') === held.length, 60_000);
+    await until('a servlet call running on the worker', async () => (await Promise.all(spinRuns.map(toolCallRunning))).some(Boolean), 60_000);
+
+    await worker.kill();
+    ledger.fault('worker SIGKILL');
+    // The held calls now answer into connections of a dead worker; the new worker must make them again.
+    script.open('wk');
+    await worker.start();
+
+    // A lost servlet call is noticed after its 30 s heartbeat timeout (workflows/limits.ts TOOL_CALL), then made again.
+    const closed = await expectAllEndOnce(runsOf('worker'), 180_000);
+    for (const name of held) {
+      const run = [...closed.entries()].find(([id]) => id.endsWith(`/${name}`))![1];
+      expect(run.results.map((e: any) => e.msg).some((m: string) => /worker calling the provider was lost; retrying/.test(m)), `${name}: ${JSON.stringify(run.results)}`).to.equal(true);
+    }
+  });
+});
