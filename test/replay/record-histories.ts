@@ -1,6 +1,6 @@
 /**
  * Records the histories the replay test (test/unit/workflow-replay.test.ts) replays: one run of each path through
- * `runTask` on the real stack, written to test/fixtures/histories/<scenario>.history (the History
+ * `runTask` (and one of each workflow of its own: a webhook delivery, a schedule's action) on the real stack, written to test/fixtures/histories/<scenario>.history (the History
  * protobuf, binary). Run it after a change to
  * `workflows/` that is meant to change histories (and keep the old files when live runs of the old code must still
  * replay: add the new ones beside them):
@@ -16,7 +16,8 @@ import { signedIn, type Api } from '../helpers/api';
 import { openaiText, openaiToolCall, providerError } from '../helpers/fake-provider';
 import { installServlet } from '../helpers/servlets';
 import { createTask, postSigned, signedUrl, until, waitForRun } from '../helpers/runs';
-import { runWorkflowId } from '../../src/temporal/ids';
+import { runWorkflowId, scheduledRunWorkflowId, taskScheduleId } from '../../src/temporal/ids';
+import { webhookDeliveryWorkflowId } from '../../src/temporal/webhook-start';
 
 const DIR = path.join(__dirname, '..', 'fixtures', 'histories');
 
@@ -87,6 +88,37 @@ describe('recording workflow histories for the replay test', function () {
       expect((await api.post(`${runPath}/cancel`)).status).to.equal(202);
     });
     expect(run.status).to.equal('error');
+  });
+
+  /** Saves a closed workflow's history as `<scenario>.history`. */
+  const save = async (scenario: string, workflowId: string) => {
+    const handle = getStack().temporal.workflow.getHandle(workflowId);
+    await handle.result();
+    fs.writeFileSync(path.join(DIR, `${scenario}.history`), temporal.api.history.v1.History.encode(await handle.fetchHistory()).finish());
+  };
+
+  it('a completion webhook whose destination the guard refuses (its own workflow)', async () => {
+    const put = await api.put('/api/tasks/~/default/hooked', { runner: 'openai', openai: { prompt: 'p', model: 'm' }, settings: { key: 'sk-x' }, webhook: { url: 'http://10.1.2.3/hook' } });
+    expect(put.status, put.text).to.equal(201);
+    const res = await postSigned(await signedUrl(api, 'default', 'hooked'), {}, { 'run-id': 'w1' });
+    await waitForRun(api, res.body.url, 60_000);
+    const runId = runWorkflowId({ owner: username, profile: 'default', task: 'hooked', run: 'w1' });
+    const record = await getStack().db.models.Run.findById(runId).lean();
+    await save('webhook', webhookDeliveryWorkflowId(runId, record!.created_at.getTime()));
+  });
+
+  it('a schedule\'s action, which records the run and waits for it (its own workflow)', async () => {
+    const put = await api.put('/api/tasks/~/default/replay/schedules/nightly', { every: '24h' });
+    expect(put.status, put.text).to.equal(201);
+    const ref = { owner: username, profile: 'default', task: 'replay', schedule: 'nightly' };
+    await getStack().temporal.schedule.getHandle(taskScheduleId(ref)).trigger();
+    const prefix = scheduledRunWorkflowId(ref);
+    const action = await until('the action\'s workflow', async () => {
+      for await (const w of getStack().temporal.workflow.list({ query: `WorkflowType = 'scheduledRun'` })) if (w.workflowId.startsWith(prefix)) return w.workflowId;
+      return undefined;
+    });
+    await save('scheduled', action);
+    expect((await api.request('DELETE', '/api/tasks/~/default/replay/schedules/nightly')).status).to.equal(204);
   });
 
   it('a token budget passed', async () => {
