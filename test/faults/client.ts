@@ -1,5 +1,5 @@
-import type { Api, ApiResponse, RequestOptions } from '../helpers/api';
-import { readResponse } from '../helpers/api';
+import type { Api, ApiResponse } from '../helpers/api';
+import { api, readResponse } from '../helpers/api';
 import { until } from '../helpers/runs';
 import { ledger, type AcceptedRun, type RunExpectation } from './ledger';
 
@@ -25,24 +25,9 @@ export async function countedFetch(url: string, init: RequestInit = {}): Promise
   return answer;
 }
 
-/** The API as a user with a session sees it (the same shape as test/helpers/api.ts's `api`), every request counted. */
+/** The API as a user with a session sees it (test/helpers/api.ts's `api`), every request counted. */
 export function countingApi(sessionId: string, baseUrl: string): Api {
-  const request = (method: string, path: string, body?: unknown, options: RequestOptions = {}) => {
-    const headers: Record<string, string> = { ...options.headers, cookie: `sessionId=${sessionId}` };
-    let payload: string | Uint8Array | undefined = options.raw;
-    if (payload === undefined && body !== undefined) {
-      payload = JSON.stringify(body);
-      headers['content-type'] ??= 'application/json';
-    }
-    return countedFetch(`${baseUrl}${path}`, { method, headers, body: payload as RequestInit['body'] });
-  };
-  return {
-    request,
-    get: (path: string, options?: RequestOptions) => request('GET', path, undefined, options),
-    put: (path: string, body?: unknown, options?: RequestOptions) => request('PUT', path, body, options),
-    post: (path: string, body?: unknown, options?: RequestOptions) => request('POST', path, body, options),
-    delete: (path: string, options?: RequestOptions) => request('DELETE', path, undefined, options),
-  };
+  return api(sessionId, baseUrl, countedFetch);
 }
 
 /** `run/<owner>/<profile>/<task>/<run>` from a Variant B run URL. */

@@ -42,8 +42,11 @@ export async function readResponse(res: Response): Promise<ApiResponse> {
   return { status: res.status, headers: res.headers, text, body };
 }
 
-/** fetch wrappers that send `Cookie: sessionId=<id>` (none when `sessionId` is undefined) and parse the answer. */
-export function api(sessionId: string | undefined, baseUrl = getStack().apiUrl) {
+/**
+ * fetch wrappers that send `Cookie: sessionId=<id>` (none when `sessionId` is undefined) and parse the answer;
+ * `send` makes the request (the fault suite counts every one).
+ */
+export function api(sessionId: string | undefined, baseUrl = getStack().apiUrl, send: (url: string, init: RequestInit) => Promise<ApiResponse> = async (url, init) => readResponse(await fetch(url, init))) {
   const request = async (method: string, path: string, body?: unknown, options: RequestOptions = {}): Promise<ApiResponse> => {
     const headers: Record<string, string> = { ...options.headers };
     if (sessionId !== undefined) headers.cookie = `sessionId=${sessionId}`;
@@ -52,7 +55,7 @@ export function api(sessionId: string | undefined, baseUrl = getStack().apiUrl) 
       payload = JSON.stringify(body);
       headers['content-type'] ??= 'application/json';
     }
-    return readResponse(await fetch(`${baseUrl}${path}`, { method, headers, body: payload }));
+    return send(`${baseUrl}${path}`, { method, headers, body: payload as RequestInit['body'] });
   };
   return {
     request,
