@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { until } from '../helpers/runs';
 import { trigger, triggerUntilAccepted } from './client';
 import { expectAllEndOnce, runsOf } from './runs';
-import { faultStack, faultTask, faultUser } from './harness';
+import { faultStack, faultTask, faultUser, temporalClient } from './harness';
 import { ledger } from './ledger';
 
 describe('faults: the API dies', () => {
@@ -21,22 +21,28 @@ describe('faults: the API dies', () => {
     ]);
     await until('every held provider call in flight', () => script.waiting('api') === held.length, 60_000);
 
-    await faultStack().api.kill();
+    const { api: apiProcess } = faultStack();
+    await apiProcess.kill();
     ledger.fault('api SIGKILL');
-    // Clients keep calling while no API listens: no answer at all, and nothing recorded.
     const during = ['a-d-0', 'a-d-1', 'a-d-2'];
-    for (const name of during) {
-      const attempt = await trigger(url, `echo ${name}`, name).then(
-        (res) => `answered ${res.status}`,
-        () => 'refused',
-      );
-      expect(attempt, name).to.equal('refused');
+    try {
+      // Clients keep calling while no API listens: no answer at all, and nothing recorded.
+      for (const name of during) {
+        const attempt = await trigger(url, `echo ${name}`, name).then(
+          (res) => `answered ${res.status}`,
+          () => 'refused',
+        );
+        expect(attempt, name).to.equal('refused');
+      }
+      // The runs go on without the API, and end while it is down.
+      script.open('api');
+      const temporal = await temporalClient();
+      const inFlight = runsOf('api').map((r) => r.workflowId);
+      await until('every run in flight to end with no API', async () => (await Promise.all(inFlight.map(async (id) => (await temporal.workflow.getHandle(id).describe()).status.name !== 'RUNNING'))).every(Boolean), 60_000);
+    } finally {
+      script.open('api');
+      if (!apiProcess.running) await apiProcess.start();
     }
-    // The runs go on without the API, and end while it is down.
-    script.open('api');
-    await until('the runs in flight to answer', () => script.waiting('api') === 0, 30_000);
-    await new Promise((r) => setTimeout(r, 2_000));
-    await faultStack().api.start();
 
     for (const name of during) expect((await triggerUntilAccepted(url, `echo ${name}`, name)).status, name).to.equal(201);
     await expectAllEndOnce(runsOf('api'), 120_000);

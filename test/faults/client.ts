@@ -1,3 +1,4 @@
+import { expect } from 'chai';
 import type { Api, ApiResponse } from '../helpers/api';
 import { api, readResponse } from '../helpers/api';
 import { until } from '../helpers/runs';
@@ -6,9 +7,21 @@ import { ledger, type AcceptedRun, type RunExpectation } from './ledger';
 /** No request of the suite waits longer: every answer is bounded (issue 12), so this only catches a hang. */
 const REQUEST_TIMEOUT_MS = 30_000;
 
-/** fetch, counted in the ledger: every answer by status, 5xx checked, a refused connection as `unreachable`. */
-export async function countedFetch(url: string, init: RequestInit = {}): Promise<ApiResponse> {
+/** An answer, and how long it took from the request to its whole body (ms). */
+export interface TimedResponse extends ApiResponse {
+  ms: number;
+}
+
+/** The test helpers' `Api`, whose answers are timed. */
+export type CountingApi = { [K in keyof Api]: Api[K] extends (...args: infer A) => Promise<ApiResponse> ? (...args: A) => Promise<TimedResponse> : Api[K] };
+
+/**
+ * fetch, counted in the ledger: every answer by status and time taken, 5xx checked, a refused connection as
+ * `unreachable`.
+ */
+export async function countedFetch(url: string, init: RequestInit = {}): Promise<TimedResponse> {
   const { pathname } = new URL(url);
+  const started = performance.now();
   let res: Response;
   try {
     res = await fetch(url, { ...init, signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) });
@@ -20,14 +33,20 @@ export async function countedFetch(url: string, init: RequestInit = {}): Promise
     ledger.unreachable();
     throw err;
   }
-  const answer = await readResponse(res);
-  ledger.request(init.method ?? 'GET', pathname, answer.status, answer.text, answer.headers.get('retry-after'));
+  const answer = { ...(await readResponse(res)), ms: Math.round(performance.now() - started) };
+  ledger.request(init.method ?? 'GET', pathname, answer.status, answer.text, answer.headers.get('retry-after'), answer.ms);
   return answer;
 }
 
-/** The API as a user with a session sees it (test/helpers/api.ts's `api`), every request counted. */
-export function countingApi(sessionId: string, baseUrl: string): Api {
-  return api(sessionId, baseUrl, countedFetch);
+/** The API as a user with a session sees it (test/helpers/api.ts's `api`), every request counted and timed. */
+export function countingApi(sessionId: string, baseUrl: string): CountingApi {
+  // `api` answers what `send` answers: countedFetch's timed answers.
+  return api(sessionId, baseUrl, countedFetch) as CountingApi;
+}
+
+/** Asserts that each answer came within `ledger.slowAfterMs` (DEPENDENCY_TIMEOUT_MS and a margin). */
+export function expectPrompt(...answers: Array<[what: string, answer: TimedResponse]>) {
+  for (const [what, answer] of answers) expect(answer.ms, `${what}: answered ${answer.status} after ${answer.ms} ms`).to.be.below(ledger.slowAfterMs);
 }
 
 /** `run/<owner>/<profile>/<task>/<run>` from a Variant B run URL. */
@@ -65,7 +84,7 @@ export async function triggerUntilAccepted(signedUrl: string, text: string, run:
 }
 
 /** Every user's client, by user name: runs are read as their owners. */
-export const owners = new Map<string, Api>();
+export const owners = new Map<string, CountingApi>();
 
 export const ownerOf = (run: AcceptedRun) => {
   const api = owners.get(run.workflowId.split('/')[1]!);

@@ -7,18 +7,17 @@ import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { Webhook } from 'standardwebhooks';
 import { expect } from 'chai';
-import { until } from '../helpers/runs';
-import { waitFor } from '../../src/cli/dev-processes';
+import mongoose from 'mongoose';
+import { signedUrl, until } from '../helpers/runs';
 import { connectDb } from '../../src/store/connect';
 import { createSession } from '../../src/store/sessions';
-import { searchAttributeFlags } from '../../src/temporal/search-attributes';
-import type { Api } from '../helpers/api';
+import { taskBody, uniqueUser } from '../helpers/api';
 import { testEnv } from '../helpers/env';
 import { startFakeProvider, type FakeProvider } from '../helpers/fake-provider';
-import { freePort, waitForPort } from '../helpers/net';
-import { countingApi, owners, trigger } from './client';
-import { ledger } from './ledger';
-import { ManagedProcess } from './processes';
+import { apiSpec, ferretDbSpec, ManagedProcess, temporalDevSpec, workerSpec } from '../helpers/managed-process';
+import { freePort } from '../helpers/net';
+import { countingApi, owners, trigger, type CountingApi } from './client';
+import { closedRun, ledger, type ClosedRun } from './ledger';
 import { providerScript, type ProviderScript } from './provider-script';
 
 /**
@@ -42,20 +41,26 @@ export interface FaultStack {
   worker: ManagedProcess;
   processes: ManagedProcess[];
   logDir: string;
-  /** Deliveries the webhook receiver got: the run each names, or why its signature did not verify. */
-  webhookDeliveries: Array<{ run?: string; error?: string }>;
+  /**
+   * Deliveries the webhook receiver got: the run each names (its workflow id) and the run as the payload shows it, or
+   * why the delivery did not verify with its task's secret.
+   */
+  webhookDeliveries: Array<{ workflowId?: string; run?: ClosedRun; error?: string }>;
   webhookUrl: string;
 }
 
 /**
  * Settings of the API and the worker: short retries so faults show (and pass) within seconds. The dependency deadline
- * stays at its default (DEPENDENCY_TIMEOUT_MS, 3 s: at 1 s, 200 triggers at once against FerretDB turn into a storm
- * of 503s and retries); a lost worker is noticed after 10 s (at 3 s, a busy two-core machine misses the heartbeats
- * of live workers, and their calls are made again).
+ * is its default (DEPENDENCY_TIMEOUT_MS, 3 s: at 1 s, 200 triggers at once against FerretDB turn into a storm of 503s
+ * and retries), set here because the suite times answers against it; a lost worker is noticed after 10 s (at 3 s, a
+ * busy two-core machine misses the heartbeats of live workers, and their calls are made again). RUN_RECORD_CACHE_MS
+ * is set because the suite waits it out before reading closed runs again.
  */
 const SERVICE_SETTINGS = {
   NODE_ENV: 'test',
   LOG_LEVEL: 'debug',
+  DEPENDENCY_TIMEOUT_MS: '3000',
+  RUN_RECORD_CACHE_MS: '2000',
   LIVE_READ_WAIT_MS: '300',
   SESSION_CACHE_MS: '10000',
   RECONCILE_INTERVAL_MS: '2000',
@@ -67,10 +72,20 @@ const SERVICE_SETTINGS = {
   SERVLET_CALL_TIMEOUT_MS: '6000',
 };
 
+/**
+ * While a dependency does not answer, a request gives up after DEPENDENCY_TIMEOUT_MS per call it waits on (one that
+ * reads the store twice, twice that), with a margin for a loaded 2-core machine: well short of a hang, which the
+ * client's own 30 s abort catches.
+ */
+const ANSWER_MARGIN_MS = 2_000;
+ledger.slowAfterMs = 2 * Number(SERVICE_SETTINGS.DEPENDENCY_TIMEOUT_MS) + ANSWER_MARGIN_MS;
+
 let stack: FaultStack | undefined;
 let stopping = false;
 let failed = false;
 const cleanup: Array<() => Promise<unknown>> = [];
+/** Restarts of crashed services not yet made: cleared at teardown. */
+const restarts = new Set<NodeJS.Timeout>();
 
 export function faultStack(): FaultStack {
   if (!stack) throw new Error('the fault stack is not started (test/faults/harness.ts root hooks)');
@@ -101,12 +116,15 @@ async function startFaultStack(): Promise<FaultStack> {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
-      // Checked as a receiver would, on arrival (the signature's timestamp has a tolerance of minutes).
-      const secret = ledger.secrets.find((s) => s.kind === 'webhook secret')?.value;
+      // Checked as a receiver would, on arrival (the signature's timestamp has a tolerance of minutes), with the
+      // secret of the task the body names: a delivery signed with another task's secret does not verify.
+      const body = Buffer.concat(chunks).toString('utf8');
       try {
-        if (!secret) throw new Error('no webhook secret was set');
-        const payload = new Webhook(secret).verify(Buffer.concat(chunks).toString('utf8'), req.headers as Record<string, string>) as { run?: { name?: string } };
-        webhookDeliveries.push({ run: payload.run?.name });
+        const task = String((JSON.parse(body) as { task?: unknown }).task);
+        const secret = ledger.webhookTasks.get(task);
+        if (!secret) throw new Error(`a delivery for ${task}, which has no webhook`);
+        const payload = new Webhook(secret).verify(body, req.headers as Record<string, string>) as { task: string; run: { name: string } };
+        webhookDeliveries.push({ workflowId: `run/${payload.task}/${payload.run.name}`, run: closedRun(payload.run) });
       } catch (err) {
         webhookDeliveries.push({ error: (err as Error).message });
       }
@@ -140,55 +158,39 @@ async function startFaultStack(): Promise<FaultStack> {
     WEBHOOK_RETRY_INITIAL_MS: '500',
   };
 
-  const mongodb = new ManagedProcess(
-    'ferretdb',
-    {
-      command: ferretdbBin,
-      args: [
-        '--handler=sqlite', `--sqlite-url=file:${path.join(dataDir, 'ferretdb')}/?_txlock=immediate`, `--listen-addr=127.0.0.1:${mongoPort}`,
-        '--state-dir=-', '--debug-addr=-', '--telemetry=disable', '--log-level=warn',
-      ],
-      ready: () => waitForPort(mongoPort, 30_000),
-      readyTimeoutMs: 30_000,
-    },
-    logDir,
-  );
-  const temporal = new ManagedProcess(
-    'temporal',
-    {
-      command: temporalCli,
-      args: [
-        'server', 'start-dev', '--ip', '127.0.0.1', '--port', String(temporalPort), '--headless',
-        '--db-filename', path.join(dataDir, 'temporal.db'), '--log-level', 'warn',
-        '--dynamic-config-value', 'system.enableActivityEagerExecution=true', ...searchAttributeFlags(),
-      ],
-      ready: () => temporalReady(temporalPort),
-      readyTimeoutMs: 90_000,
-    },
-    logDir,
-  );
-  // One node process each (not the tsx wrapper, which would leave its node child alive when killed).
-  const node = (file: string) => ({ command: process.execPath, args: ['--import', 'tsx', file], env });
-  const api = new ManagedProcess(
-    'api',
-    { ...node('src/server.ts'), ready: () => waitFor(async () => (await fetch(`${apiUrl}/healthz`)).ok, 'the API', 60_000), readyTimeoutMs: 60_000 },
-    logDir,
-  );
-  const worker = new ManagedProcess(
-    'worker',
-    { ...node('src/worker.ts'), ready: (output) => waitFor(async () => output().includes('worker polling'), 'the worker', 120_000), readyTimeoutMs: 120_000 },
-    logDir,
-  );
+  const mongodb = new ManagedProcess('ferretdb', ferretDbSpec({ bin: ferretdbBin, dir: path.join(dataDir, 'ferretdb'), port: mongoPort, logLevel: 'warn' }), logDir);
+  const temporal = new ManagedProcess('temporal', temporalDevSpec({ cli: temporalCli, port: temporalPort, dbFile: path.join(dataDir, 'temporal.db'), logLevel: 'warn' }), logDir);
+  const api = new ManagedProcess('api', apiSpec(env, apiUrl), logDir);
+  const worker = new ManagedProcess('worker', workerSpec(env), logDir);
   const processes = [mongodb, temporal, api, worker];
   for (const p of processes) {
     p.onCrash = (exit) => {
       ledger.notes.push(`${exit.name} (start ${exit.start}) crashed: code ${exit.code}, signal ${exit.signal} during "${ledger.scenario}"`);
       // A supervisor starts a crashed service again; the servers are left down (the suite then fails loudly).
-      if (!stopping && (p === api || p === worker)) setTimeout(() => void p.start().catch((err: Error) => ledger.notes.push(`restarting ${p.name}: ${err.message}`)), 1000);
+      if (stopping || (p !== api && p !== worker)) return;
+      const timer = setTimeout(() => {
+        restarts.delete(timer);
+        if (!stopping) void p.ensureRunning().catch((err: Error) => ledger.notes.push(`restarting ${p.name}: ${err.message}`));
+      }, 1000);
+      restarts.add(timer);
     };
   }
+  // Should the test process end without its teardown (an uncaught error, mocha's --exit, Ctrl-C), no server outlives it.
+  const killAll = () => {
+    for (const p of processes) p.killNow();
+  };
+  process.once('exit', killAll);
+  const onSigterm = () => {
+    killAll();
+    process.exit(143);
+  };
+  process.once('SIGTERM', onSigterm);
   cleanup.unshift(async () => {
+    for (const timer of restarts) clearTimeout(timer);
+    restarts.clear();
     for (const p of [...processes].reverse()) await p.stop().catch(() => undefined);
+    process.off('exit', killAll);
+    process.off('SIGTERM', onSigterm);
   });
 
   await Promise.all([mongodb.start(), temporal.start()]);
@@ -213,21 +215,21 @@ export async function temporalClient(): Promise<Client> {
   return client;
 }
 
-/** The frontend port opens before the namespace is registered: ready once the namespace answers. */
-async function temporalReady(port: number): Promise<void> {
-  await waitForPort(port, 60_000);
-  const connection = await Connection.connect({ address: `127.0.0.1:${port}` });
+/** Reads the suite's database directly, through the driver (not the API): what the service left there. */
+export async function withMongo<T>(read: (db: mongoose.mongo.Db) => Promise<T>): Promise<T> {
+  const client = new mongoose.mongo.MongoClient(faultStack().mongoUrl, { serverSelectionTimeoutMS: 10_000 });
   try {
-    await waitFor(() => connection.workflowService.describeNamespace({ namespace: 'default' }).then(() => true), "the dev server's namespace", 60_000);
+    await client.connect();
+    return await read(client.db());
   } finally {
-    await connection.close();
+    await client.close();
   }
 }
 
 /** A new user with a session (made as `npm run session` makes one) and a counting client for it. */
-export async function faultUser(prefix: string): Promise<{ username: string; api: Api }> {
+export async function faultUser(prefix: string): Promise<{ username: string; api: CountingApi }> {
   const { mongoUrl, apiUrl } = faultStack();
-  const username = `${prefix}-${crypto.randomBytes(4).toString('hex')}`;
+  const username = uniqueUser(prefix);
   const db = await connectDb(mongoUrl);
   try {
     const { id } = await createSession(db.models, username, 24);
@@ -241,24 +243,26 @@ export async function faultUser(prefix: string): Promise<{ username: string; api
 
 /**
  * A task (prompt `Say {{ text }}`, so runs are told what to do by their trigger text) and a signed URL for it. Its
- * key is a fresh provider key of its own (recorded for the scan), or the operator's when `key` is 'operator'.
+ * key is a fresh provider key of its own (recorded for the scan), or the operator's when `key` is 'operator'. With
+ * `webhook`, its runs' ends are delivered to the harness's receiver, signed with a fresh secret of its own (recorded
+ * for the scan, and in `ledger.webhookTasks` for the receiver and the final accounts).
  */
-export async function faultTask(api: Api, name: string, options: { runner?: 'openai' | 'anthropic'; key?: 'own' | 'operator'; webhook?: boolean } = {}) {
-  const runner = options.runner ?? 'openai';
-  const body: Record<string, unknown> = { runner, [runner]: { prompt: 'Say {{ text }}', model: 'fault-model' } };
-  if (options.key !== 'operator') body.settings = { key: ledger.secret('provider key', `sk-fault-${name}-${crypto.randomBytes(16).toString('hex')}`) };
-  // Issue 14 adds `webhook: {url, secret}` to the task body; until then the API ignores it as an unknown field.
-  if (options.webhook) body.webhook = { url: faultStack().webhookUrl, secret: ledger.secret('webhook secret', `whsec_${crypto.randomBytes(24).toString('base64')}`) };
-  let put = await api.put(`/api/tasks/~/default/${name}`, body);
-  if (options.webhook && put.status === 400 && /webhook/.test(put.text)) {
-    ledger.notes.push(`the task PUT refused the webhook (${put.text}); the task was saved without it`);
-    delete body.webhook;
-    put = await api.put(`/api/tasks/~/default/${name}`, body);
+export async function faultTask(api: CountingApi, name: string, options: { runner?: 'openai' | 'anthropic'; key?: 'own' | 'operator'; webhook?: boolean } = {}) {
+  const key = options.key === 'operator' ? undefined : ledger.secret('provider key', `sk-fault-${name}-${crypto.randomBytes(16).toString('hex')}`);
+  const body: Record<string, unknown> = taskBody(options.runner ?? 'openai', 'Say {{ text }}', 'fault-model', key);
+  let secret: string | undefined;
+  if (options.webhook) {
+    secret = ledger.secret('webhook secret', `whsec_${crypto.randomBytes(24).toString('base64')}`);
+    body.webhook = { url: faultStack().webhookUrl, secret };
   }
+  const put = await api.put(`/api/tasks/~/default/${name}`, body);
   expect(put.status, put.text).to.be.oneOf([200, 201]);
-  const signed = await api.post(`/api/tasks/~/default/${name}/signed`);
-  expect(signed.status, signed.text).to.equal(200);
-  return signed.body.url as string;
+  if (secret) {
+    const task = await api.get(`/api/tasks/~/default/${name}`);
+    expect(task.body?.webhook, `the webhook of ${name}: ${task.text}`).to.deep.equal({ url: faultStack().webhookUrl, secret_set: true });
+    ledger.webhookTasks.set(task.body.slug, secret);
+  }
+  return signedUrl(api, 'default', name);
 }
 
 /** Runs whose provider calls the fake holds at `gate` until the test opens it; resolves once all are in flight. */
@@ -275,6 +279,23 @@ export const mochaHooks = {
     this.timeout(300_000);
     await startFaultStack();
     ledger.scenario = 'suite';
+  },
+  /**
+   * Every scenario starts on a whole stack, whatever the one before it left (a test that failed between its fault
+   * and its repair): stalled servers go on, stopped or killed ones start again, servers first.
+   */
+  async beforeEach(this: Mocha.Context) {
+    this.timeout(300_000);
+    for (const p of faultStack().processes) {
+      if (p.stalled) {
+        p.resume();
+        ledger.notes.push(`${p.name} was left stalled before "${this.currentTest?.fullTitle()}": resumed`);
+      }
+      if (!p.running) {
+        ledger.notes.push(`${p.name} was left down before "${this.currentTest?.fullTitle()}": started`);
+        await p.ensureRunning();
+      }
+    }
   },
   afterEach(this: Mocha.Context) {
     if (this.currentTest?.state === 'failed') failed = true;

@@ -17,7 +17,21 @@ export interface AcceptedRun {
   expect: RunExpectation;
   /** The trigger's text, when the suite triggered it (the final scan's canary reads it back). */
   text?: string;
+  /** The run as its scenario first read it closed: the final accounts read it again and compare. */
+  closed?: ClosedRun;
 }
+
+/** What a closed run must keep for ever: its status and, in order, each entry's `msg` and `error`. */
+export interface ClosedRun {
+  status: string;
+  entries: Array<{ msg?: string; error?: string }>;
+}
+
+/** A closed run as `ClosedRun` (only the fields that may never change once it is closed). */
+export const closedRun = (run: any): ClosedRun => ({
+  status: run.status,
+  entries: ((run.results ?? []) as any[]).map((e) => ({ msg: e.msg, error: e.error })),
+});
 
 /** A request the suite made to the API, as counted. */
 interface Counts {
@@ -33,6 +47,9 @@ interface Counts {
   unreachable: number;
   /** Requests the API did not answer within the client's 30 s: a hang, which issue 12 rules out. */
   noAnswer: Array<{ scenario: string; method: string; path: string }>;
+  /** Answers slower than `slowAfterMs` (counted everywhere; asserted only while a dependency is down). */
+  slow: Array<{ scenario: string; method: string; path: string; status: number; ms: number }>;
+  slowestMs: number;
 }
 
 /**
@@ -41,7 +58,14 @@ interface Counts {
  */
 class Ledger {
   scenario = 'setup';
-  readonly counts: Counts = { requests: 0, byStatus: {}, errorCodes: {}, dependency503: 0, unexpected5xx: [], unreachable: 0, noAnswer: [] };
+  readonly counts: Counts = { requests: 0, byStatus: {}, errorCodes: {}, dependency503: 0, unexpected5xx: [], unreachable: 0, noAnswer: [], slow: [], slowestMs: 0 };
+  /**
+   * How long an answer may take while a dependency does not answer: the API's DEPENDENCY_TIMEOUT_MS and a margin for
+   * a loaded two-core machine (the harness sets it from the services' settings).
+   */
+  slowAfterMs = Infinity;
+  /** Tasks with a webhook (`<owner>/<profile>/<task>`), and the secret each signs with. */
+  readonly webhookTasks = new Map<string, string>();
   readonly faults: Array<{ scenario: string; fault: string }> = [];
   readonly runs = new Map<string, AcceptedRun>();
   /** Secrets the suite gave the service, by kind; the final scan looks for each. */
@@ -59,8 +83,10 @@ class Ledger {
     return value;
   }
 
-  request(method: string, path: string, status: number, body: string, retryAfter: string | null) {
+  request(method: string, path: string, status: number, body: string, retryAfter: string | null, ms: number) {
     this.counts.requests++;
+    this.counts.slowestMs = Math.max(this.counts.slowestMs, ms);
+    if (ms >= this.slowAfterMs) this.counts.slow.push({ scenario: this.scenario, method, path, status, ms });
     const key = `${Math.floor(status / 100)}xx`;
     this.counts.byStatus[key] = (this.counts.byStatus[key] ?? 0) + 1;
     this.counts.byStatus[String(status)] = (this.counts.byStatus[String(status)] ?? 0) + 1;
@@ -107,6 +133,9 @@ class Ledger {
       unexpected5xx: this.counts.unexpected5xx.length,
       unreachable: this.counts.unreachable,
       noAnswer: this.counts.noAnswer.length,
+      slowAnswers: this.counts.slow.length,
+      slowAnswersByScenario: this.counts.slow.reduce<Record<string, number>>((acc, a) => ({ ...acc, [a.scenario]: (acc[a.scenario] ?? 0) + 1 }), {}),
+      slowestAnswerMs: this.counts.slowestMs,
       statuses: Object.fromEntries(Object.entries(this.counts.byStatus).filter(([k]) => /^\d+$/.test(k))),
       errorCodes: this.counts.errorCodes,
       faultsSurvived: this.faults.length,
@@ -115,6 +144,7 @@ class Ledger {
       ...this.final,
       secretsUsed: this.secrets.reduce<Record<string, number>>((acc, s) => ({ ...acc, [s.kind]: (acc[s.kind] ?? 0) + 1 }), {}),
       unexpected5xxDetails: this.counts.unexpected5xx.slice(0, 20),
+      slowAnswerDetails: this.counts.slow.slice(0, 20),
       notes: this.notes,
     };
   }
@@ -124,13 +154,14 @@ class Ledger {
     const summary = this.summary();
     fs.mkdirSync(path.dirname(file), { recursive: true });
     fs.writeFileSync(file, `${JSON.stringify(summary, null, 2)}\n`);
-    const { unexpected5xxDetails, notes, statuses, errorCodes, faultsByKind, ...counts } = summary;
+    const { unexpected5xxDetails, slowAnswerDetails, notes, statuses, errorCodes, faultsByKind, ...counts } = summary;
     console.log(`\nfault suite summary (${file}):`);
     for (const [k, v] of Object.entries(counts)) console.log(`  ${k}: ${typeof v === 'object' ? JSON.stringify(v) : v}`);
     console.log(`  statuses: ${JSON.stringify(statuses)}`);
     console.log(`  error codes: ${JSON.stringify(errorCodes)}`);
     console.log(`  faults: ${JSON.stringify(faultsByKind)}`);
     for (const u of unexpected5xxDetails) console.log(`  unexpected ${u.status}: ${u.method} ${u.path} (${u.scenario}) ${u.body}`);
+    for (const u of slowAnswerDetails) console.log(`  slow answer: ${u.status} in ${u.ms} ms: ${u.method} ${u.path} (${u.scenario})`);
     for (const n of notes) console.log(`  note: ${n}`);
   }
 }

@@ -21,6 +21,8 @@ import { ledger } from './ledger';
  * - `429-once` / `429-always`: 429 with `retry-after: <arg, default 1>` (once, or on every call).
  * - `close-once`: closes the connection without answering, once; `cut-once`: sends half an answer, then closes.
  * - `garbage`: 200 with a body that is not JSON, every time.
+ * - `401-echo`: 401 whose message quotes the key the request was made with (its `authorization` or `x-api-key`), as
+ *   real providers do ("Incorrect API key provided: sk-…"), so the run's reason must have it scrubbed.
  * - `tool:<install>__<tool>`: asks for that tool with `{"name": <tag>}`, then answers with what the tool said.
  *
  * Every fault it serves is counted in the ledger. Anthropic requests get Anthropic answers.
@@ -32,6 +34,8 @@ export interface ProviderScript {
   waiting(gate: string): number;
   /** Calls made for a tag (every attempt, every turn). */
   calls(tag: string): number;
+  /** The key a `401-echo` answer quoted for a tag. */
+  echoed(tag: string): string | undefined;
 }
 
 const DIRECTIVE = /(\S+) (\S+)\s*$/;
@@ -39,6 +43,7 @@ const DIRECTIVE = /(\S+) (\S+)\s*$/;
 export function providerScript(): ProviderScript {
   const gates = new Map<string, { opened: Promise<void>; open(): void; waiting: number }>();
   const calls = new Map<string, number>();
+  const echoed = new Map<string, string>();
   const gate = (name: string) => {
     let g = gates.get(name);
     if (!g) {
@@ -85,6 +90,11 @@ export function providerScript(): ProviderScript {
         return attempt === 1 ? fault('connection cut mid-answer', { ...answer, close: 'mid-answer' }) : answer;
       case 'garbage':
         return fault('garbage', { raw: '<html>502 Bad Gateway</html> not json {' });
+      case '401-echo': {
+        const key = String(req.headers['x-api-key'] ?? req.headers.authorization ?? '').replace(/^Bearer\s+/i, '');
+        echoed.set(tag, key);
+        return fault('401 quoting the key', providerError(req.provider, 401, `Incorrect API key provided: ${key}. You can find your API key in your account settings.`));
+      }
       case 'tool': {
         const messages = JSON.stringify(req.body?.messages ?? []);
         const toolSaid = req.provider === 'openai' ? (req.body?.messages as any[]).filter((m) => m.role === 'tool').map((m) => m.content) : [];
@@ -102,5 +112,6 @@ export function providerScript(): ProviderScript {
     open: (name) => gate(name).open(),
     waiting: (name) => gates.get(name)?.waiting ?? 0,
     calls: (tag) => calls.get(tag) ?? 0,
+    echoed: (tag) => echoed.get(tag),
   };
 }

@@ -13,6 +13,8 @@ const CASES: Array<[mode: string, expectation: RunExpectation]> = [
   ['close-once', { status: 'ready' }],
   ['cut-once', { status: 'ready' }],
   ['garbage', { status: 'error', reason: /sent a malformed answer/ }],
+  // The provider's message quotes the key; the final scan finds it nowhere (activities/providers/errors.ts scrub()).
+  ['401-echo', { status: 'error', reason: /answered 401/ }],
 ];
 
 describe('faults: the model provider misbehaves', () => {
@@ -44,6 +46,9 @@ describe('faults: the model provider misbehaves', () => {
       check(script.calls(`p-garbage-${runner}`) === 1, `${runner}: garbage was retried (${script.calls(`p-garbage-${runner}`)} calls)`);
       for (const mode of ['close-once', 'cut-once', 'hang-once']) check(script.calls(`p-${mode}-${runner}`) === 2, `${runner}: ${mode} took ${script.calls(`p-${mode}-${runner}`)} calls, not 2`);
       check(script.calls(`p-429-always-1-${runner}`) === 10, `${runner}: 429-always took ${script.calls(`p-429-always-1-${runner}`)} calls, not PROVIDER_MAX_ATTEMPTS`);
+      check(script.calls(`p-401-echo-${runner}`) === 1, `${runner}: a 401 was retried (${script.calls(`p-401-echo-${runner}`)} calls)`);
+      const echoed = script.echoed(`p-401-echo-${runner}`);
+      check(ledger.secrets.some((s) => s.kind === 'provider key' && s.value === echoed), `${runner}: the 401 did not quote the key the call was made with`);
     }
     expect(problems).to.deep.equal([]);
   });

@@ -2,8 +2,8 @@ import { expect } from 'chai';
 import pLimit from 'p-limit';
 import { until } from '../helpers/runs';
 import { ownerOf } from './client';
-import { temporalClient } from './harness';
-import { ledger, type AcceptedRun } from './ledger';
+import { faultStack, temporalClient } from './harness';
+import { closedRun, ledger, type AcceptedRun } from './ledger';
 
 /** A closed run's entries: one start and one end (a final answer, or an error with a readable reason). */
 export function endedOnce(run: any): string | undefined {
@@ -53,20 +53,28 @@ export async function waitForRuns(runs: AcceptedRun[], timeoutMs = 120_000, opti
   return closed;
 }
 
-/** Waits for the runs and checks that each ended once, as its scenario expected. */
+/**
+ * Waits for the runs and checks that each ended once, as its scenario expected, and stays as it ended: each is read
+ * closed, then read again once its workflow has closed and the API's record cache (RUN_RECORD_CACHE_MS) has let the
+ * first read go, and both reads must agree. A write after the end (one that timed out and landed late, a call made
+ * again) would end the run a second time at the same entry, replacing the first ending: only the comparison shows it.
+ * The first closed read is kept on the run (`closed`) for the final accounts to compare again.
+ */
 export async function expectAllEndOnce(runs: AcceptedRun[], timeoutMs?: number) {
-  await waitForRuns(runs, timeoutMs);
-  // A closed record is checked once its workflow has closed too, and read again: nothing may be written after the
-  // end (a write that timed out and landed late, a call made again) without showing here.
+  const first = await waitForRuns(runs, timeoutMs);
+  for (const r of runs) r.closed ??= closedRun(first.get(r.workflowId));
   const temporal = await temporalClient();
   const limit = pLimit(8);
   await Promise.all(runs.map((r) => limit(() => until(`the workflow of ${r.workflowId} to close`, async () => (await temporal.workflow.getHandle(r.workflowId).describe()).status.name !== 'RUNNING', 60_000))));
-  await new Promise((r) => setTimeout(r, 2_000)); // the API's record cache (RUN_RECORD_CACHE_MS)
+  await new Promise((r) => setTimeout(r, Number(faultStack().env.RUN_RECORD_CACHE_MS) + 500));
   const closed = await waitForRuns(runs, 30_000);
   for (const r of runs) {
     const run = closed.get(r.workflowId);
-    const why = endedOnce(run);
-    expect(why, `${r.workflowId}: ${why} — ${JSON.stringify(run?.results)}`).to.equal(undefined);
+    for (const [read, seen] of [['first read', first.get(r.workflowId)], ['second read', run]] as const) {
+      const why = endedOnce(seen);
+      expect(why, `${r.workflowId} (${read}): ${why} — ${JSON.stringify(seen?.results)}`).to.equal(undefined);
+    }
+    expect(closedRun(run), `${r.workflowId}: the run changed after it was read closed`).to.deep.equal(r.closed);
     if (r.expect.status !== 'any') expect(run.status, `${r.workflowId}: ${JSON.stringify(run.results)}`).to.equal(r.expect.status);
     if (r.expect.reason && run.status === 'error') expect(run.results.at(-1).error, r.workflowId).to.match(r.expect.reason);
   }

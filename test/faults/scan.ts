@@ -96,20 +96,17 @@ export class SecretScanner {
   }
 
   /** Every execution of every workflow in the namespace: its whole history, payloads decoded. */
-  async scanTemporal(client: Client): Promise<Array<{ workflowId: string; type: string; continued: boolean }>> {
-    const executions: Array<{ workflowId: string; runId: string; type: string }> = [];
-    for await (const w of client.workflow.list()) executions.push({ workflowId: w.workflowId, runId: w.runId, type: w.type });
+  async scanTemporal(client: Client): Promise<void> {
+    const executions: Array<{ workflowId: string; runId: string }> = [];
+    for await (const w of client.workflow.list()) executions.push({ workflowId: w.workflowId, runId: w.runId });
     const limit = pLimit(8);
-    return Promise.all(
+    await Promise.all(
       executions.map((e) =>
         limit(async () => {
           const history = await client.workflow.getHandle(e.workflowId, e.runId).fetchHistory();
-          const events = history.events ?? [];
           this.scanned.workflows++;
-          this.scanned.historyEvents += events.length;
+          this.scanned.historyEvents += history.events?.length ?? 0;
           this.check(`temporal history ${e.workflowId} (${e.runId})`, texts(history));
-          const started = events[0]?.workflowExecutionStartedEventAttributes;
-          return { workflowId: e.workflowId, type: e.type, continued: !!started?.continuedExecutionRunId };
         }),
       ),
     );

@@ -55,7 +55,8 @@ describe('faults: the worker dies', () => {
 
     await worker.kill();
     ledger.fault('worker SIGKILL');
-    // The held calls now answer into connections of a dead worker; the new worker must make them again.
+    // The held calls now answer into connections of a dead worker; the new worker must make them again (nothing
+    // between the kill and the start can fail; should the start, the root hooks start it before the next scenario).
     script.open('wk');
     await worker.start();
 

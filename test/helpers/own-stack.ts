@@ -1,4 +1,3 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import crypto from 'node:crypto';
 import http, { type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -8,11 +7,11 @@ import { createApp } from '../../src/http/app';
 import { connectDb, type Db } from '../../src/store/connect';
 import { keyringFromConfig } from '../../src/store/secrets';
 import { connectTemporal } from '../../src/temporal/client';
-import { searchAttributeFlags } from '../../src/temporal/search-attributes';
 import { createWorker, type RunningWorkerParts } from '../../src/temporal/worker';
 import { testEnv } from './env';
 import { startFerretDb } from './ferretdb';
-import { freePort, waitForPort } from './net';
+import { ManagedProcess, temporalDevSpec } from './managed-process';
+import { freePort } from './net';
 import { waitFor } from '../../src/cli/dev-processes';
 import { getStack } from './stack';
 
@@ -103,31 +102,7 @@ export async function startOwnStack(overrides: Record<string, string> = {}): Pro
 /** `temporal server start-dev` as a process of this harness (no Web UI; in-memory). */
 async function startTemporalServer(cli: string): Promise<{ address: string; pid: number; stop(): Promise<void> }> {
   const port = await freePort();
-  const child: ChildProcess = spawn(
-    cli,
-    [
-      'server', 'start-dev', '--ip', '127.0.0.1', '--port', String(port), '--headless', '--log-level', 'error',
-      '--dynamic-config-value', 'system.enableActivityEagerExecution=true', ...searchAttributeFlags(),
-    ],
-    { stdio: ['ignore', 'ignore', 'pipe'] },
-  );
-  let stderr = '';
-  child.stderr?.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-4000)));
-  const exited = new Promise<never>((_, reject) => child.once('exit', (code) => reject(new Error(`the Temporal dev server exited with ${code}: ${stderr}`))));
-  await Promise.race([waitForPort(port, 60_000), exited]);
-  exited.catch(() => undefined);
-  return {
-    address: `127.0.0.1:${port}`,
-    pid: child.pid!,
-    async stop() {
-      child.removeAllListeners('exit');
-      if (child.exitCode !== null) return;
-      const done = new Promise((r) => child.once('exit', r));
-      child.kill('SIGCONT');
-      child.kill('SIGTERM');
-      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
-      await done;
-      clearTimeout(timer);
-    },
-  };
+  const server = new ManagedProcess('temporal', temporalDevSpec({ cli, port }));
+  await server.start();
+  return { address: `127.0.0.1:${port}`, pid: server.pid!, stop: () => server.stop(10_000) };
 }
