@@ -5,6 +5,7 @@
  */
 import http from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { createSseParser } from '../src/cli/ptr/sse';
 import { percentile, round } from './measure';
 
 export interface LiveStreamsDeps {
@@ -49,18 +50,12 @@ function openStream(url: string, headers: Record<string, string>, agent: http.Ag
         resolve();
         return;
       }
-      let buffer = '';
-      res.setEncoding('utf8');
-      res.on('data', (chunk: string) => {
-        buffer += chunk;
-        for (let cut = buffer.indexOf('\n\n'); cut >= 0; cut = buffer.indexOf('\n\n')) {
-          const block = buffer.slice(0, cut);
-          buffer = buffer.slice(cut + 2);
-          const event = /^event: (.*)$/m.exec(block)?.[1];
-          if (event && stream.firstEventMs === undefined) stream.firstEventMs = performance.now() - t0;
-          if (event === 'end') stream.ended = true;
-        }
+      const parser = createSseParser(({ event }) => {
+        if (stream.firstEventMs === undefined) stream.firstEventMs = performance.now() - t0;
+        if (event === 'end') stream.ended = true;
       });
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => parser.push(chunk));
       res.on('close', () => resolve());
     });
     request.on('error', () => resolve());

@@ -228,28 +228,8 @@ export function loadConfigSubset<K extends keyof typeof schema.shape>(
   return parsed.data as unknown as Pick<z.infer<typeof schema>, K>;
 }
 
-/** The name of a setting, as `loadConfigSubset` and `loadHelperConfig` take it. */
+/** The name of a setting, as `loadConfigSubset` takes it. */
 export type SettingName = keyof typeof schema.shape;
-
-/**
- * For command-line helpers: `loadConfigSubset`, where named settings the environment leaves unset (or empty) may
- * come from `fallback`. Given DEV_DATA_DIR and the named settings that are set, it answers what a running
- * `npm run dev` offers (src/cli/dev-stack-file.ts). A variable that is set always wins. Also returns the names
- * taken from `fallback`. Throws ConfigError like `loadConfig`.
- */
-export function loadHelperConfig<K extends SettingName>(
-  names: readonly K[],
-  fallback: (devDataDir: string, set: Partial<Record<K, string>>) => Partial<Record<K, string>>,
-  env: Record<string, string | undefined> = process.env,
-): { config: Pick<z.infer<typeof schema>, K>; fromFallback: K[] } {
-  const set: Partial<Record<K, string>> = {};
-  for (const name of names) if (env[name]?.trim()) set[name] = env[name];
-  const unset = names.filter((name) => set[name] === undefined);
-  const offered: Partial<Record<K, string>> = unset.length > 0 ? fallback(devSchema.shape.DEV_DATA_DIR.parse(env.DEV_DATA_DIR || undefined), set) : {};
-  const fromFallback = unset.filter((name) => offered[name] !== undefined);
-  const merged = { ...env, ...Object.fromEntries(fromFallback.map((name) => [name, offered[name]])) };
-  return { config: loadConfigSubset(names, merged), fromFallback };
-}
 
 /** The variables a process cannot start without (the docker-compose test checks them). */
 export const REQUIRED_VARIABLES = Object.entries(schema.shape)

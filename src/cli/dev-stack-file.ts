@@ -6,7 +6,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
-import { ConfigError, loadHelperConfig, type SettingName } from '../config';
+import { ConfigError, loadConfigSubset, loadDevConfig, REQUIRED_VARIABLES, type SettingName } from '../config';
 
 /** The checkout: `npm run dev` resolves a relative DEV_DATA_DIR against it, and so do the helpers. */
 const root = path.resolve(__dirname, '../..');
@@ -75,51 +75,50 @@ export function devStackSettings(stack: DevStack): Record<DevStackSetting, strin
   };
 }
 
+/** Where the dev stack of `env`'s DEV_DATA_DIR is described (as shown in messages), and the stack if it runs. */
+export function findDevStack(env: { DEV_DATA_DIR?: string }): { file: string; stack?: DevStack } {
+  const dataDir = resolveDataDir(loadDevConfig({ DEV_DATA_DIR: env.DEV_DATA_DIR || undefined }).DEV_DATA_DIR);
+  return { file: shown(devStackPath(dataDir)), stack: readDevStack(dataDir) };
+}
+
 /**
  * The named settings of a command-line helper (`helper` names it in messages): from the environment, and those it
- * leaves unset from the dev stack `npm run dev` is running, saying so in one line on stderr. The environment always
- * wins, and the two are never mixed: when a set variable differs from the dev stack's own (another database, another
- * master key), nothing is taken from the dev stack. Throws ConfigError; when a setting is missing, its message says
- * to set it or to start `npm run dev`.
+ * leaves unset (or empty) from the dev stack `npm run dev` is running, saying so in one line on stderr. The
+ * environment always wins, and the two are never mixed: when a set variable differs from the dev stack's own
+ * (another database, another master key), nothing is taken from the dev stack. Throws ConfigError; when a required
+ * setting the dev stack could give is missing, its message says to set it or to start `npm run dev`.
  */
-export function loadHelperSettings<K extends SettingName>(helper: string, names: readonly K[]): ReturnType<typeof loadHelperConfig<K>>['config'] {
-  let file = '';
-  /** Why nothing came from the dev stack: no stack, or these set variables differ from its own. */
-  let unused: { differing: string[] } | 'no stack' | undefined;
+export function loadHelperSettings<K extends SettingName>(
+  helper: string,
+  names: readonly K[],
+  // The helpers' settings are parsed by src/config.ts; only which are set is read here, to put the dev stack's under them.
+  // eslint-disable-next-line no-restricted-properties
+  env: Record<string, string | undefined> = process.env,
+): ReturnType<typeof loadConfigSubset<K>> {
+  const isSet = (name: K) => Boolean(env[name]?.trim());
+  const { file, stack } = names.every(isSet) ? { file: '' } : findDevStack(env);
+  const offered: Partial<Record<string, string>> = stack ? devStackSettings(stack) : {};
+  const differing = names.filter((name) => isSet(name) && offered[name] !== undefined && offered[name] !== env[name]);
+  const taken = differing.length > 0 ? [] : names.filter((name) => !isSet(name) && offered[name] !== undefined);
+  let config: ReturnType<typeof loadConfigSubset<K>>;
   try {
-    const { config, fromFallback } = loadHelperConfig(names, (devDataDir, set) => {
-      const dataDir = resolveDataDir(devDataDir);
-      file = shown(devStackPath(dataDir));
-      const stack = readDevStack(dataDir);
-      if (!stack) {
-        unused = 'no stack';
-        return {};
-      }
-      const offered: Partial<Record<string, string>> = devStackSettings(stack);
-      const differing = (Object.keys(set) as K[]).filter((name) => offered[name] !== undefined && offered[name] !== set[name]);
-      if (differing.length > 0) {
-        unused = { differing };
-        return {};
-      }
-      return offered as Partial<Record<K, string>>;
-    });
-    if (fromFallback.length > 0) {
-      process.stderr.write(`[${helper}] using ${fromFallback.join(', ')} of the dev stack started by npm run dev (${file})\n`);
-    }
-    return config;
+    // Each named setting as set, else as the dev stack gives it, else unset (an empty one too).
+    config = loadConfigSubset(names, { ...env, ...Object.fromEntries(names.map((name) => [name, isSet(name) ? env[name] : taken.includes(name) ? offered[name] : undefined])) });
   } catch (err) {
-    if (!(err instanceof ConfigError) || !unused) throw err;
-    const missing = err.problems
-      .filter((problem) => problem.endsWith(': required but not set'))
-      .map((problem) => problem.slice(0, problem.indexOf(':')))
-      .filter((name) => (DEV_STACK_SETTINGS as readonly string[]).includes(name));
-    if (missing.length === 0) throw err;
-    err.message +=
-      unused === 'no stack'
-        ? `\nSet ${missing.join(', ')} in the environment, or start \`npm run dev\` (no running dev stack found through ${file}).`
-        : `\nThe running dev stack (${file}) was not used: ${unused.differing.join(', ')} differs from its own. Unset it to use the dev stack's settings, or set ${missing.join(', ')} too.`;
+    if (!(err instanceof ConfigError)) throw err;
+    // Required settings the dev stack could have given, neither set nor taken from it.
+    const missing = names.filter(
+      (name) => !isSet(name) && !taken.includes(name) && REQUIRED_VARIABLES.includes(name) && (DEV_STACK_SETTINGS as readonly string[]).includes(name),
+    );
+    if (missing.length > 0 && !stack) {
+      err.message += `\nSet ${missing.join(', ')} in the environment, or start \`npm run dev\` (no running dev stack found through ${file}).`;
+    } else if (missing.length > 0 && differing.length > 0) {
+      err.message += `\nThe running dev stack (${file}) was not used: ${differing.join(', ')} differs from its own. Unset it to use the dev stack's settings, or set ${missing.join(', ')} too.`;
+    }
     throw err;
   }
+  if (taken.length > 0) process.stderr.write(`[${helper}] using ${taken.join(', ')} of the dev stack started by npm run dev (${file})\n`);
+  return config;
 }
 
 function readFile(file: string): DevStack | undefined {

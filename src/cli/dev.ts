@@ -144,7 +144,7 @@ async function main() {
     });
     process.stdout.write(`
 Prompt task runner is up.
-  API:              ${api}
+  API:              ${api}   (every route: ${api}/docs)
   Temporal Web UI:  ${uiUrl}   (namespace ${config.TEMPORAL_NAMESPACE}; each run is a workflow "run/<user>/<profile>/<task>/<run>")
   Codec endpoint:   ${codecShown}   (${codecNote})
   Temporal gRPC:    ${temporalAddress}

@@ -1,7 +1,8 @@
 /**
  * `ptr`: the prompt task runner's command line (docs/cli.md). It speaks HTTP to the API with a session, both found
- * in MCP_RUN_ORIGIN / MCP_RUN_SESSION_ID (the hosted Python client's variables) or the config file; only
- * `ptr session create` works on the database directly, as `npm run session` does.
+ * in MCP_RUN_ORIGIN / MCP_RUN_SESSION_ID (the hosted Python client's variables) or the config file (the API also
+ * through a running `npm run dev`); only `ptr session create` works on the database directly, as `npm run session`
+ * does.
  * Exit codes: 0 done (a followed run ended `ready`), 1 an API error, an unreachable API or a run ended in `error`,
  * 2 a usage error.
  */
@@ -26,7 +27,7 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
   const program = new Command('ptr')
     .description('Command line of the prompt task runner: profiles, tasks, servlets and runs over its HTTP API.')
     .option('--json', 'machine-readable output: one JSON document (following a run: one JSON object per line)')
-    .option('--origin <url>', "the API's address (default: MCP_RUN_ORIGIN, the config file, else http://127.0.0.1:8080)")
+    .option('--origin <url>', "the API's address (default: MCP_RUN_ORIGIN, the config file, a running `npm run dev`'s API, else http://127.0.0.1:8080)")
     .showHelpAfterError('(add --help for usage)')
     .configureOutput({ writeOut: (s) => io.stdout.write(s), writeErr: (s) => io.stderr.write(s) })
     .exitOverride();

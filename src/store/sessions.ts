@@ -7,6 +7,9 @@ export function newSessionId(username: string): string {
   return `ptr/${username}/${crypto.randomBytes(32).toString('base64url')}`;
 }
 
+/** What identifies a session where its id must not be shown (lists, `revoke --id`): the id's last 6 characters. */
+export const sessionHint = (id: string) => id.slice(-6);
+
 export async function ensureUser(models: Models, username: string, now = new Date()) {
   await models.User.updateOne(
     { username },
@@ -29,7 +32,7 @@ export async function createSession(models: Models, username: string, ttlHours: 
   const id = newSessionId(username);
   const expires_at = new Date(now.getTime() + ttlHours * 3600_000);
   const hash = sha256(id);
-  await models.Session.create({ _id: hash, hash, hint: id.slice(-6), username, created_at: now, expires_at });
+  await models.Session.create({ _id: hash, hash, hint: sessionHint(id), username, created_at: now, expires_at });
   return { id, expires_at };
 }
 

@@ -18,6 +18,10 @@ export interface SignedUrlParts {
   sig: string;
 }
 
+/** A signed URL's `iat` (issued at, in ms) and `exp` (expiry, in s) as its query holds them: whole numbers since the epoch. */
+export const IAT_PATTERN = /^\d{1,15}$/;
+export const EXP_PATTERN = /^\d{1,12}$/;
+
 export const signedPath = (owner: string, profile: string, task: string) => `/signed/tasks/${owner}/${profile}/${task}`;
 
 const mac = (secret: string, p: Omit<SignedUrlParts, 'sig'>, taskId: string) =>
@@ -59,7 +63,7 @@ export function parseSignedUrl(url: string): SignedUrlParts | undefined {
   const m = /^\/signed\/tasks\/([^/]+)\/([^/]+)\/([^/]+)$/.exec(u.pathname);
   const q = u.searchParams;
   const [id, iat, exp, sig] = ['id', 'iat', 'exp', 'sig'].map((k) => q.get(k) ?? '');
-  if (!m || !id || !/^\d{1,15}$/.test(iat!) || !/^\d{1,12}$/.test(exp!) || !sig) return undefined;
+  if (!m || !id || !IAT_PATTERN.test(iat!) || !EXP_PATTERN.test(exp!) || !sig) return undefined;
   // A path segment that is not valid percent-encoding names no task: not a signed URL.
   const [owner, profile, task] = [m[1]!, m[2]!, m[3]!].map(decodeSegment);
   if (owner === undefined || profile === undefined || task === undefined) return undefined;

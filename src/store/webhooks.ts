@@ -51,7 +51,7 @@ export function resolveWebhook(keyring: Keyring, change: WebhookChange, previous
 }
 
 /** What a task's reads show of its webhook: never the secret. */
-export const presentWebhook = (webhook: StoredWebhook) => ({ url: webhook.url, secret_set: true });
+export const presentWebhook = (webhook: StoredWebhook) => ({ url: webhook.url, secret_set: true as const });
 
 /** The task of a run, as a delivery needs it (by `_id`: FerretDB's one lookup without a scan). */
 export interface WebhookTask {

@@ -7,8 +7,10 @@ import addFormats from 'ajv-formats';
 import { expect } from 'chai';
 import { createApp } from '../../src/http/app';
 import { exampleChecks } from '../../src/http/openapi/document';
+import { taskScheduleId } from '../../src/temporal/ids';
 import { api, readResponse, signedIn, type ApiResponse } from '../helpers/api';
-import { createTask, postSigned, signedUrl, waitForRun } from '../helpers/runs';
+import { openaiToolCall, providerError } from '../helpers/fake-provider';
+import { createTask, postSigned, signedUrl, until, waitForRun } from '../helpers/runs';
 import { installServlet } from '../helpers/servlets';
 import { getStack } from '../helpers/stack';
 
@@ -100,6 +102,8 @@ describe('the OpenAPI document', () => {
     doc = res.body;
     validate = validatorFor(doc);
   });
+  beforeEach(() => getStack().fake.reset());
+  afterEach(() => getStack().fake.reset());
 
   it('is served at /api/openapi.json without a session, as OpenAPI 3.1 JSON', async () => {
     const res = await api(undefined).get('/api/openapi.json');
@@ -238,6 +242,71 @@ describe('the OpenAPI document', () => {
     await waitForRun(me, a.body.url);
     check(await me.get('/api/profiles/~/default/tasks/oas-a/runs/a1'), 'get', '/api/profiles/{user}/{profile}/tasks/{task}/runs/{run}');
     check(await me.post('/api/profiles/~/default/tasks/oas-a/runs/a1/cancel'), 'post', '/api/profiles/{user}/{profile}/tasks/{task}/runs/{run}/cancel');
+  });
+
+  it('describes runs with approval, tool and error entries, webhook deliveries and schedules as the API gives them', async function () {
+    this.timeout(60_000);
+    const { username, api: me } = await signedIn('oas');
+    const { fake, temporal } = getStack();
+    const check = (res: ApiResponse, method: string, docPath: string) => {
+      expect(validate(responseSchema(doc, method, docPath, res.status), res.body), `${method} ${docPath} ${res.status}: ${res.text}`).to.equal(undefined);
+    };
+    await installServlet(me, username, 'greeter', 'hello');
+    const gated = await me.post('/api/profiles/~/default/installations', { servlet_slug: `${username}/greeter`, name: 'hello', settings: { approval: ['greet'] } });
+    expect(gated.status, gated.text).to.equal(200);
+    check(gated, 'post', '/api/profiles/{user}/{profile}/installations');
+    // A private address: the network guard refuses the delivery before any connection is tried.
+    const saved = await me.put('/api/tasks/~/default/oas-tools', {
+      runner: 'openai',
+      openai: { prompt: 'Say {{ text }}', model: 'test-model' },
+      settings: { key: 'sk-test-key-0123456789abcdef' },
+      webhook: { url: 'http://10.1.2.3/hook' },
+    });
+    expect(saved.status, saved.text).to.equal(201);
+    check(saved, 'put', '/api/tasks/{user}/{profile}/{task}');
+
+    fake.script([openaiToolCall([{ id: 'c1', name: 'hello__greet', arguments: { name: 'Ann' } }]), providerError('openai', 400, 'the model refuses')]);
+    const triggered = await postSigned(await signedUrl(me, 'default', 'oas-tools'), { text: 'x' }, { 'run-id': 't1' });
+    expect(triggered.status, triggered.text).to.equal(201);
+    const runPath = new URL(triggered.body.url).pathname;
+    const approval = await until('the approval entry', async () => (await me.get(runPath)).body.results.find((e: any) => e.approval)?.approval);
+    const waiting = await me.get(runPath);
+    expect(waiting.body.status).to.equal('pending');
+    check(waiting, 'get', '/api/runs/{user}/{profile}/{task}/{run}');
+    check(await me.post(`${runPath}/approvals/${approval.id}`, { approve: true }), 'post', '/api/runs/{user}/{profile}/{task}/{run}/approvals/{approval}');
+    const run = await waitForRun(me, triggered.body.url);
+    expect(run.status).to.equal('error');
+    expect(run.results.some((e: any) => e.exchange?.role === 'tool'), 'a tool entry').to.equal(true);
+    expect(run.results.at(-1).error).to.match(/the model refuses/);
+    check(await me.get(runPath), 'get', '/api/runs/{user}/{profile}/{task}/{run}');
+    check(await me.get('/api/runs/~/default/oas-tools'), 'get', '/api/runs/{user}/{profile}/{task}');
+
+    const deliveries = await until('the refused delivery', async () => {
+      const res = await me.get('/api/tasks/~/default/oas-tools/webhook/deliveries');
+      return res.body.deliveries?.length > 0 && res;
+    });
+    expect(deliveries.body.deliveries[0]).to.include({ run: 't1', status: 'refused' });
+    check(deliveries, 'get', '/api/tasks/{user}/{profile}/{task}/webhook/deliveries');
+
+    const schedules = [
+      { path: '/api/tasks/~/default/oas-tools/schedules', docPath: '/api/tasks/{user}/{profile}/{task}/schedules', body: { cron: '0 3 * * *', timezone: 'Europe/Paris', paused: true, payload: { text: 'x' } } },
+      { path: '/api/profiles/~/default/tasks/oas-tools/schedules', docPath: '/api/profiles/{user}/{profile}/tasks/{task}/schedules', body: { every: '1h', paused: true, parameters: { text: 'x' } } },
+    ];
+    for (const [i, { path: base, docPath, body }] of schedules.entries()) {
+      const name = `nightly-${i}`;
+      const created = await me.put(`${base}/${name}`, body);
+      expect(created.status, created.text).to.equal(201);
+      check(created, 'put', `${docPath}/{schedule}`);
+      // One action of the schedule's own (paused or not), so that it has a recent run to show.
+      await temporal.schedule.getHandle(taskScheduleId({ owner: username, profile: 'default', task: 'oas-tools', schedule: name })).trigger();
+      const read = await until('the recent run', async () => {
+        const res = await me.get(`${base}/${name}`);
+        return res.body.recent_runs?.length > 0 && res;
+      });
+      check(read, 'get', `${docPath}/{schedule}`);
+      check(await me.get(base), 'get', docPath);
+      expect((await me.delete(`${base}/${name}`)).status).to.equal(204);
+    }
   });
 });
 

@@ -9,9 +9,10 @@ import { createSseParser, type SseEvent } from '../../src/cli/ptr/sse';
 import type { Context } from '../../src/cli/ptr/context';
 import { signedIn, uniqueUser, type Api } from '../helpers/api';
 import { childEnv } from '../helpers/env';
-import { openaiText, providerError } from '../helpers/fake-provider';
+import { openaiText, openaiToolCall, providerError } from '../helpers/fake-provider';
 import { createTask, until, waitForRun } from '../helpers/runs';
-import { buildTestServlets } from '../helpers/servlets';
+import { buildTestServlets, installServlet } from '../helpers/servlets';
+import { writeDevStack } from '../../src/cli/dev-stack-file';
 import { atTeardown, getStack } from '../helpers/stack';
 
 const BIN = path.join(__dirname, '..', '..', 'bin', 'ptr');
@@ -78,8 +79,19 @@ describe('ptr (the command line), run as a process against the API', function ()
   let dir: string;
   /** The environment of a user of the Python client: MCP_RUN_ORIGIN and MCP_RUN_SESSION_ID; a HOME of its own. */
   let env: NodeJS.ProcessEnv;
+  /** No dev stack either: DEV_DATA_DIR is an empty directory (`npm run dev` may be running in this checkout). */
   const isolated = (extra: Record<string, string>) =>
-    childEnv({ HOME: dir, XDG_CONFIG_HOME: path.join(dir, 'config'), MCP_RUN_ORIGIN: '', MCP_RUN_SESSION_ID: '', MCPX_SESSION_ID: '', PTR_CONFIG: '', ...extra });
+    childEnv({
+      HOME: dir,
+      XDG_CONFIG_HOME: path.join(dir, 'config'),
+      MCP_RUN_ORIGIN: '',
+      MCP_RUN_SESSION_ID: '',
+      MCPX_SESSION_ID: '',
+      PTR_CONFIG: '',
+      DEV_DATA_DIR: path.join(dir, 'no-dev-stack'),
+      PUBLIC_URL: '',
+      ...extra,
+    });
 
   before(async () => {
     user = await signedIn('cli');
@@ -197,6 +209,50 @@ describe('ptr (the command line), run as a process against the API', function ()
     expect(run.results.at(-1).error).to.equal(`cancelled by ${user.username}`);
   });
 
+  it('updates only a task that exists: `task update` of a missing one fails and creates nothing', async () => {
+    const file = path.join(dir, 'update.json');
+    fs.writeFileSync(file, JSON.stringify({ runner: 'openai', openai: { prompt: 'Hi {{ text }}', model: 'test-model' }, settings: { key: 'sk-test-key-0123456789abcdef' } }));
+    const missing = await ptr(['task', 'update', 'not-there', '-p', 'work', '--file', file], env);
+    expect(missing.code).to.equal(1);
+    expect(missing.stderr).to.equal('error not_found: task "work/not-there" not found\n');
+    expect((await user.api.get('/api/tasks/~/work/not-there')).status).to.equal(404);
+    await createTask(user.api, 'work', 'to-update');
+    const updated = await ptr(['task', 'update', 'to-update', '-p', 'work', '--file', file], env);
+    expect(updated.code, updated.stderr).to.equal(0);
+    expect(updated.stdout).to.equal(`updated task ${user.username}/work/to-update (openai test-model)\n`);
+    expect((await user.api.get('/api/tasks/~/work/to-update')).body.openai.prompt).to.equal('Hi {{ text }}');
+  });
+
+  it('triggers with the --payload file as the trigger data, each --data field set on top', async () => {
+    await createTask(user.api, 'work', 'two', { prompt: 'Say {{ a }} and {{ b }}' });
+    const file = path.join(dir, 'payload.yaml');
+    fs.writeFileSync(file, 'a: from-file\nb: from-file\n');
+    const res = await ptr(['run', 'trigger', 'two', '-p', 'work', '--run', 'p1', '--payload', file, '--data', 'b=from-flag'], env);
+    expect(res.code, res.stderr).to.equal(0);
+    const run = await waitForRun(user.api, 'http://x/api/runs/~/work/two/p1');
+    expect(run.results.at(-1).lastMessage.content).to.equal('echo: Say from-file and from-flag');
+  });
+
+  it('approves a tool call a run waits on', async () => {
+    const other = await signedIn('cli-approve');
+    const otherEnv = isolated({ MCP_RUN_ORIGIN: getStack().apiUrl, MCP_RUN_SESSION_ID: other.sessionId });
+    await installServlet(other.api, other.username, 'greeter', 'gate');
+    const gated = await other.api.post('/api/profiles/~/default/installations', { servlet_slug: `${other.username}/greeter`, name: 'gate', settings: { approval: '*' } });
+    expect(gated.status, gated.text).to.equal(200);
+    await createTask(other.api, 'default', 'gated');
+    getStack().fake.script([openaiToolCall([{ id: 'c1', name: 'gate__greet', arguments: { name: 'Ann' } }]), openaiText('greeted')]);
+    const started = await ptr(['run', 'trigger', 'gated', '--run', 'a1', '--data', 'text=x'], otherEnv);
+    expect(started.code, started.stderr).to.equal(0);
+    const approval = await until('the approval entry', async () => (await other.api.get('/api/runs/~/default/gated/a1')).body.results.find((e: any) => e.approval)?.approval);
+    const approved = await ptr(['run', 'approve', 'gated', 'a1', approval.id], otherEnv);
+    expect(approved.code, approved.stderr).to.equal(0);
+    expect(approved.stdout).to.equal(`approved: ${approval.id}\n`);
+    const run = await waitForRun(other.api, 'http://x/api/runs/~/default/gated/a1');
+    expect(run.status).to.equal('ready');
+    expect(run.results.map((e: any) => e.msg)).to.include(`approved by ${other.username}: gate__greet`);
+    expect(run.usage.tool_calls).to.equal(1);
+  });
+
   it('prints an error of the API as `error <code>: <message>` on stderr and exits 1', async () => {
     const res = await ptr(['task', 'get', 'nope', '--profile', 'work'], env);
     expect(res.code).to.equal(1);
@@ -242,19 +298,81 @@ describe('ptr (the command line), run as a process against the API', function ()
     expect(me.code, me.stderr).to.equal(0);
     expect(JSON.parse(me.stdout).username).to.equal(name);
   });
+
+  describe('with a running dev stack (the file npm run dev writes)', () => {
+    let dataDir: string;
+    beforeEach(() => {
+      dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'ptr-dev-stack-'));
+      // This process stands in for `npm run dev`: alive, serving the test API on the test database.
+      writeDevStack(dataDir, {
+        pid: process.pid,
+        apiUrl: getStack().apiUrl,
+        mongoUrl: getStack().config.MONGO_URL,
+        temporalAddress: '127.0.0.1:1',
+        temporalNamespace: 'default',
+        secretsFile: path.join(dataDir, 'secrets.json'),
+        startedAt: new Date().toISOString(),
+      });
+    });
+    afterEach(() => fs.rmSync(dataDir, { recursive: true, force: true }));
+
+    it("talks to the dev stack's API when no origin is configured, and to 127.0.0.1:8080 without one", async () => {
+      const noFile = path.join(dataDir, 'none.json');
+      const withStack = isolated({ DEV_DATA_DIR: dataDir, PTR_CONFIG: noFile, MCP_RUN_SESSION_ID: user.sessionId });
+      const shown = await ptr(['config', 'show', '--json'], withStack);
+      expect(shown.code, shown.stderr).to.equal(0);
+      expect(JSON.parse(shown.stdout)).to.include({ origin: getStack().apiUrl, origin_from: 'dev-stack' });
+      const me = await ptr(['whoami', '--json'], withStack);
+      expect(me.code, me.stderr).to.equal(0);
+      expect(JSON.parse(me.stdout).username).to.equal(user.username);
+      const without = await ptr(['config', 'show', '--json'], isolated({ PTR_CONFIG: noFile }));
+      expect(JSON.parse(without.stdout)).to.include({ origin: 'http://127.0.0.1:8080', origin_from: 'default' });
+    });
+
+    it("creates a session in the dev stack's database and saves its API as the origin", async () => {
+      const home = isolated({ DEV_DATA_DIR: dataDir, PTR_CONFIG: path.join(dataDir, 'ptr.json'), MONGO_URL: '' });
+      const name = uniqueUser('dev');
+      const created = await ptr(['session', 'create', '--user', name], home);
+      expect(created.code, created.stderr).to.equal(0);
+      expect(created.stderr).to.equal(`[ptr] using MONGO_URL, PUBLIC_URL of the dev stack started by npm run dev (${path.join(dataDir, 'dev-stack.json')})\n`);
+      const saved = JSON.parse(fs.readFileSync(path.join(dataDir, 'ptr.json'), 'utf8'));
+      expect(saved).to.deep.equal({ session: created.stdout.match(/^Session: (\S+)$/m)![1], origin: getStack().apiUrl });
+      // The saved origin is used even once the dev stack is gone.
+      fs.rmSync(path.join(dataDir, 'dev-stack.json'));
+      const me = await ptr(['whoami', '--json'], home);
+      expect(me.code, me.stderr).to.equal(0);
+      expect(JSON.parse(me.stdout).username).to.equal(name);
+    });
+  });
 });
 
 describe('ptr: reading event streams and drawing the status line (in process)', () => {
-  it('parses events cut anywhere, with \\n or \\r\\n line ends, skipping comments', () => {
-    const events: SseEvent[] = [];
-    const parser = createSseParser((e) => events.push(e));
-    const text = ': run events\r\n\r\nid: 0\r\nevent: entry\r\ndata: {"msg":"a"}\r\n\r\n: keep-alive\n\nevent: status\ndata: {"status":"running"}\n\nevent: end\ndata: {"status":"ready"}\n\n';
-    for (const ch of text) parser.push(ch);
-    expect(events).to.deep.equal([
+  it('parses events cut anywhere, with \\n, \\r\\n or \\r line ends, and reports comments apart', () => {
+    const text = ': run events\r\n\r\nid: 0\r\nevent: entry\r\ndata: {"msg":"a"}\r\n\r\n: keep-alive\n\nevent: status\rdata: {"status":"running"}\r\revent: end\ndata: {"status":"ready"}\n\n';
+    const expected = [
       { event: 'entry', id: '0', data: '{"msg":"a"}' },
       { event: 'status', data: '{"status":"running"}' },
       { event: 'end', data: '{"status":"ready"}' },
-    ]);
+    ];
+    for (const cut of [1, 2, 3, 7, text.length]) {
+      const events: SseEvent[] = [];
+      const comments: string[] = [];
+      const parser = createSseParser((e) => events.push(e), { onComment: (c) => comments.push(c) });
+      for (let at = 0; at < text.length; at += cut) parser.push(text.slice(at, at + cut));
+      expect(events, `pieces of ${cut}`).to.deep.equal(expected);
+      expect(comments, `pieces of ${cut}`).to.deep.equal(['run events', 'keep-alive']);
+    }
+  });
+
+  it('parses an event of megabytes arriving in many pieces into one event', () => {
+    const data = JSON.stringify({ msg: 'prompt', exchange: { role: 'user', content: 'x'.repeat(4 * 1024 * 1024) } });
+    const text = `id: 7\r\nevent: entry\r\ndata: ${data}\r\n\r\n`;
+    const events: SseEvent[] = [];
+    const parser = createSseParser((e) => events.push(e));
+    for (let at = 0; at < text.length; at += 65_535) parser.push(text.slice(at, at + 65_535));
+    expect(events).to.have.length(1);
+    expect(events[0]).to.include({ event: 'entry', id: '7' });
+    expect(events[0]!.data === data, 'the data, whole').to.equal(true);
   });
 
   it('on a terminal, keeps one status line under the entries, redrawn in place, and ends on a plain line', () => {

@@ -1,9 +1,10 @@
 import type { Command } from 'commander';
+import { sessionHint } from '../../store/sessions';
 import { createClient } from './client';
 import type { Context } from './context';
-import { normalizeOrigin, sessionHint, updateConfigFile } from './settings';
+import { normalizeOrigin, updateConfigFile } from './settings';
 
-/** The origin to save with a session: one given now (`--origin`, MCP_RUN_ORIGIN), else none (the file's stays). */
+/** The origin given now (`--origin`, MCP_RUN_ORIGIN), to save with a session; else none. */
 const originGiven = (ctx: Context) => (ctx.settings().from.origin === 'flag' || ctx.settings().from.origin === 'env' ? ctx.settings().origin : undefined);
 
 /**
@@ -15,7 +16,7 @@ export function accountCommands(program: Command, ctx: Context) {
     .command('session')
     .description('sessions (local: needs the database, as `npm run session` does)')
     .command('create')
-    .description('create a session for a user (and the user if new) and save it in the config file')
+    .description("create a session for a user (and the user if new) and save it in the config file, with the API's address")
     .requiredOption('-u, --user <name>', 'the user')
     .option('--no-save', 'print the session only; leave the config file as it is')
     .action(async (opts: { user: string; save: boolean }) => {
@@ -23,7 +24,8 @@ export function accountCommands(program: Command, ctx: Context) {
       // eslint-disable-next-line @typescript-eslint/no-require-imports
       const { createLocalSession } = require('./local-session') as typeof import('./local-session');
       const created = await createLocalSession(opts.user);
-      const origin = originGiven(ctx);
+      // The API of the database the session is in, when nothing names another: PUBLIC_URL, or the dev stack's.
+      const origin = originGiven(ctx) ?? (created.apiUrl ? normalizeOrigin(created.apiUrl, 'PUBLIC_URL') : undefined);
       const file = ctx.settings().configPath;
       if (opts.save) updateConfigFile(file, { session: created.id, ...(origin ? { origin } : {}) });
       ctx.print({ username: opts.user, session: created.id, expires_at: created.expires_at.toISOString(), saved_to: opts.save ? file : null }, () => [
@@ -67,12 +69,10 @@ export function accountCommands(program: Command, ctx: Context) {
     .description('where the origin and session come from (the session by its last characters)')
     .action(() => {
       const s = ctx.settings();
-      const doc = { config_path: s.configPath, origin: s.origin, origin_from: s.from.origin, session: s.session ? sessionHint(s.session) : null, session_from: s.from.session ?? null };
-      ctx.print(doc, () => [
-        `config:  ${s.configPath}`,
-        `origin:  ${s.origin} (from ${s.from.origin})`,
-        `session: ${s.session ? `${sessionHint(s.session)} (from ${s.from.session})` : 'none'}`,
-      ]);
+      // By its hint, as `npm run session -- list` shows it: the session is a credential.
+      const session = s.session ? `…${sessionHint(s.session)}` : null;
+      const doc = { config_path: s.configPath, origin: s.origin, origin_from: s.from.origin, session, session_from: s.from.session ?? null };
+      ctx.print(doc, () => [`config:  ${s.configPath}`, `origin:  ${s.origin} (from ${s.from.origin})`, `session: ${session ? `${session} (from ${s.from.session})` : 'none'}`]);
     });
   config
     .command('set-origin <url>')

@@ -22,6 +22,9 @@ export interface Answer {
 
 export type ApiClient = ReturnType<typeof createClient>;
 
+/** How long a request (not an event stream) may take, answer included, before it fails (`timeout`). */
+export const REQUEST_TIMEOUT_MS = 30_000;
+
 const NO_SESSION =
   'no session: set MCP_RUN_SESSION_ID, or run `ptr login --session ID` (or `ptr session create --user NAME` on the server\'s machine)';
 
@@ -29,10 +32,11 @@ const NO_SESSION =
  * The API over HTTP, with `Cookie: sessionId=<session>`. Paths are relative to `origin`; absolute URLs the API
  * answered (signed URLs, run URLs, built from its PUBLIC_URL) are requested on the configured origin's host, so a
  * CLI pointed at another address than PUBLIC_URL (a tunnel, a container's port) still reaches them.
- * Throws Failure for an error answer (`code` and `message` as the API gave them) or an unreachable API.
+ * Throws Failure for an error answer (`code` and `message` as the API gave them), an unreachable API, or one that
+ * does not answer within `timeoutMs` (REQUEST_TIMEOUT_MS by default).
  */
-export function createClient(settings: { origin: string; session?: string }) {
-  const { origin } = settings;
+export function createClient(settings: { origin: string; session?: string; timeoutMs?: number }) {
+  const { origin, timeoutMs = REQUEST_TIMEOUT_MS } = settings;
 
   const urlOf = (target: string, query?: Record<string, string | undefined>): string => {
     let url: URL;
@@ -69,15 +73,23 @@ export function createClient(settings: { origin: string; session?: string }) {
     try {
       return await fetch(url, { method, headers, body, signal });
     } catch (err) {
-      if ((err as Error).name === 'AbortError') throw err;
+      if (signal?.aborted) throw err;
       const cause = (err as { cause?: { code?: string; message?: string } }).cause;
       throw new Failure('connection_failed', `cannot reach ${new URL(url).origin}: ${cause?.code ?? cause?.message ?? (err as Error).message}`);
     }
   };
 
   const request = async (method: string, target: string, options: RequestOptions = {}): Promise<Answer> => {
-    const res = await send(method, target, options);
-    const text = await res.text();
+    const signal = AbortSignal.timeout(timeoutMs);
+    let res: Response;
+    let text: string;
+    try {
+      res = await send(method, target, options, signal);
+      text = await res.text();
+    } catch (err) {
+      if (signal.aborted) throw new Failure('timeout', `${method} ${target}: no answer within ${timeoutMs / 1000} s`);
+      throw err;
+    }
     if (!res.ok) throw failureOf(res.status, text);
     let body: unknown;
     try {

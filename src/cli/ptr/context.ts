@@ -56,12 +56,3 @@ export function table(rows: string[][]): string[] {
 
 /** A timestamp as `2026-11-23 16:28:30` (UTC), or `-`. */
 export const when = (iso: unknown) => (typeof iso === 'string' && iso.length >= 19 ? iso.slice(0, 19).replace('T', ' ') : '-');
-
-/** A list answer's items: lists are bare arrays; tolerate an `{items}` / `{runs}` wrapper. */
-export function itemsOf(body: unknown): any[] {
-  if (Array.isArray(body)) return body;
-  const wrapped = body as { items?: unknown; runs?: unknown } | undefined;
-  if (Array.isArray(wrapped?.items)) return wrapped.items;
-  if (Array.isArray(wrapped?.runs)) return wrapped.runs;
-  return [];
-}

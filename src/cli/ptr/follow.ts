@@ -1,16 +1,11 @@
+import type { RunStatusData } from '../../http/routes/runs/events';
 import type { ApiClient } from './client';
 import { Failure, isTransient } from './errors';
 import { createSseParser } from './sse';
 
-/** `{"status", "modified_at"}` of `status` and `end` events. */
-export interface RunStatus {
-  status: string;
-  modified_at: string;
-}
-
 export interface FollowHandlers {
   entry(id: number, entry: any): void;
-  status(status: RunStatus): void;
+  status(status: RunStatusData): void;
   /** The stream dropped (or could not open) before the run ended; the next attempt is in `delayMs`. */
   reconnecting(reason: string, delayMs: number): void;
 }
@@ -44,7 +39,7 @@ const parseData = (data: string, event: string): any => {
  * stream counts as an attempt that failed unless it brought a new entry or stayed open WORKED_MS, so a server that
  * keeps closing streams at once is not retried for ever.
  */
-export async function followRun(client: ApiClient, runPath: string, on: FollowHandlers, options: FollowOptions = {}): Promise<RunStatus> {
+export async function followRun(client: ApiClient, runPath: string, on: FollowHandlers, options: FollowOptions = {}): Promise<RunStatusData> {
   const delays = options.retryDelaysMs ?? RETRY_DELAYS_MS;
   const idleMs = options.idleMs ?? IDLE_MS;
   let lastId: number | undefined;
@@ -58,7 +53,7 @@ export async function followRun(client: ApiClient, runPath: string, on: FollowHa
     };
     let progressed = false;
     let openedAt: number | undefined;
-    let end: RunStatus | undefined;
+    let end: RunStatusData | undefined;
     let reason = 'the stream closed before the run ended';
     try {
       touch();
@@ -88,7 +83,7 @@ export async function followRun(client: ApiClient, runPath: string, on: FollowHa
       // An answer of the API's (a Failure) is final unless transient; anything else is the connection failing.
       if (err instanceof Failure && !isTransient(err)) throw err;
       const cause = (err as { cause?: { message?: string } }).cause?.message;
-      reason = controller.signal.aborted ? `no data for ${Math.round(idleMs / 1000)} s` : `${(err as Error).message}${cause ? ` (${cause})` : ''}`;
+      reason = controller.signal.aborted ? `no data for ${idleMs / 1000} s` : `${(err as Error).message}${cause ? ` (${cause})` : ''}`;
     } finally {
       clearTimeout(idle);
       controller.abort();

@@ -7,23 +7,24 @@ import { UsageError } from './errors';
 
 /**
  * Creates a session (and the user, with its `default` profile, when new) straight in the database, as `npm run
- * session -- create` does: there is no API for it. Needs MONGO_URL, from the environment or a running `npm run dev` (and reads SESSION_TTL_HOURS).
- * Throws UsageError for a bad name or a missing MONGO_URL. Loaded only by `ptr session create`, so other commands
- * never load the database driver.
+ * session -- create` does: there is no API for it. Needs MONGO_URL, from the environment or a running `npm run dev`
+ * (and reads SESSION_TTL_HOURS). Also answers the API's address when it is known: PUBLIC_URL, from the environment
+ * or the running `npm run dev` (its API). Throws UsageError for a bad name or a missing MONGO_URL. Loaded only by
+ * `ptr session create`, so other commands never load the database driver.
  */
-export async function createLocalSession(user: string): Promise<{ id: string; expires_at: Date }> {
+export async function createLocalSession(user: string): Promise<{ id: string; expires_at: Date; apiUrl?: string }> {
   if (!NAME_PATTERN.test(user)) throw new UsageError(`--user: expected ${NAME_RULE}`);
-  let config: { MONGO_URL: string; SESSION_TTL_HOURS: number };
+  let config: { MONGO_URL: string; SESSION_TTL_HOURS: number; PUBLIC_URL?: string };
   try {
     // Unset settings come from a running `npm run dev` (its dev-stack.json), as for the other helpers.
-    config = loadHelperSettings('ptr', ['MONGO_URL', 'SESSION_TTL_HOURS']);
+    config = loadHelperSettings('ptr', ['MONGO_URL', 'SESSION_TTL_HOURS', 'PUBLIC_URL']);
   } catch (err) {
     if (!(err instanceof ConfigError)) throw err;
     throw new UsageError(`${err.message}\n(ptr session create works on the database's machine)`);
   }
   const db = await connectDb(config.MONGO_URL);
   try {
-    return await createSession(db.models, user, config.SESSION_TTL_HOURS);
+    return { ...(await createSession(db.models, user, config.SESSION_TTL_HOURS)), apiUrl: config.PUBLIC_URL };
   } finally {
     await db.close();
   }

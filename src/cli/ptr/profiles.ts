@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
+import type { ProfileView } from '../../http/presenters/profile';
 import { seg } from './client';
-import { itemsOf, table, when, type Context } from './context';
+import { table, when, type Context } from './context';
 
 /** `ptr profile list|create|delete`: `GET|POST|DELETE /api/profiles/~[/<name>]`. */
 export function profileCommands(program: Command, ctx: Context) {
@@ -10,14 +11,13 @@ export function profileCommands(program: Command, ctx: Context) {
     .command('list')
     .description('list your profiles')
     .action(async () => {
-      const { body } = await ctx.client().get('/api/profiles/~');
-      const profiles = itemsOf(body);
-      ctx.print(body, () =>
+      const profiles: ProfileView[] = (await ctx.client().get('/api/profiles/~')).body;
+      ctx.print(profiles, () =>
         profiles.length === 0
           ? 'no profiles'
           : table([
               ['NAME', 'PUBLIC', 'MODIFIED', 'DESCRIPTION'],
-              ...profiles.map((p) => [String(p.slug).split('/').pop()!, p.is_public ? 'yes' : 'no', when(p.modified_at), p.description ?? '']),
+              ...profiles.map((p) => [String(p.slug).split('/').pop()!, p.is_public ? 'yes' : 'no', when(p.modified_at), p.description]),
             ]),
       );
     });

@@ -1,5 +1,5 @@
 import type { Context } from './context';
-import type { RunStatus } from './follow';
+import type { RunStatusData } from '../../http/routes/runs/events';
 
 /** Human output shows this much of a content; `--json` shows all of it. */
 const CONTENT_SHOWN = 2000;
@@ -77,7 +77,7 @@ export function createRunView(ctx: Context, run: string) {
       if (ctx.json) return jsonLine({ event: 'entry', id, entry });
       lines(entryLines(id, entry));
     },
-    status(next: RunStatus) {
+    status(next: RunStatusData) {
       status = next.status;
       reason = undefined;
       if (ctx.json) jsonLine({ event: 'status', ...next });
@@ -90,7 +90,7 @@ export function createRunView(ctx: Context, run: string) {
       if (tty) draw();
       else lines([`-- ${run}: reconnecting in ${seconds(delayMs)}: ${why}`]);
     },
-    end(end: RunStatus) {
+    end(end: RunStatusData) {
       if (ticker) clearInterval(ticker);
       status = end.status;
       reason = undefined;

@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
+import type { RunView } from '../../http/presenters/run';
 import { seg } from './client';
-import { itemsOf, table, when, type Context } from './context';
+import { table, when, type Context } from './context';
 import { Failure } from './errors';
 import { followRun } from './follow';
 import { collect, parsePairs, readObjectFile } from './input';
@@ -90,13 +91,13 @@ export function runCommands(program: Command, ctx: Context) {
     .option('--cursor <cursor>', 'the page after an earlier list (as it printed)')
     .action(async (task: string, opts: { profile: string; limit?: string; cursor?: string }) => {
       const res = await ctx.client().get(`/api/runs/~/${seg(opts.profile)}/${seg(task)}`, { query: { limit: opts.limit, cursor: opts.cursor } });
-      const runs = itemsOf(res.body);
-      ctx.print(res.body, () =>
+      const runs: RunView[] = res.body;
+      ctx.print(runs, () =>
         runs.length === 0
           ? 'no runs'
           : table([
               ['RUN', 'STATUS', 'CREATED', 'MODIFIED', 'TOKENS'],
-              ...runs.map((r) => [r.name, r.status, when(r.created_at), when(r.modified_at), r.usage ? String(r.usage.input_tokens + r.usage.output_tokens) : '-']),
+              ...runs.map((r) => [r.name, r.status, when(r.created_at), when(r.modified_at), String(r.usage.input_tokens + r.usage.output_tokens)]),
             ]),
       );
       const next = /<([^>]*)>;\s*rel="next"/.exec(res.headers.get('link') ?? '')?.[1];

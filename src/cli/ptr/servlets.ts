@@ -1,7 +1,8 @@
 import path from 'node:path';
 import type { Command } from 'commander';
+import type { ServletView } from '../../http/presenters/servlet';
 import { seg } from './client';
-import { itemsOf, table, when, type Context } from './context';
+import { table, when, type Context } from './context';
 import { UsageError } from './errors';
 import { collect, parsePairs, readInput } from './input';
 
@@ -47,14 +48,13 @@ export function servletCommands(program: Command, ctx: Context) {
     .command('list')
     .description('list your servlets')
     .action(async () => {
-      const { body } = await ctx.client().get('/api/servlets/~');
-      const servlets = itemsOf(body);
-      ctx.print(body, () =>
+      const servlets: ServletView[] = (await ctx.client().get('/api/servlets/~')).body;
+      ctx.print(servlets, () =>
         servlets.length === 0
           ? 'no servlets'
           : table([
               ['SERVLET', 'VISIBILITY', 'INSTALLS', 'MODIFIED', 'TOOLS'],
-              ...servlets.map((s) => [s.slug, s.visibility, String(s.installation_count ?? 0), when(s.modified_at), toolsOf(s).join(', ')]),
+              ...servlets.map((s) => [s.slug, s.visibility, String(s.installation_count), when(s.modified_at), toolsOf(s).join(', ')]),
             ]),
       );
     });

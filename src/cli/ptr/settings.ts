@@ -12,6 +12,8 @@ export interface CliEnv {
   /** Another config file than `$XDG_CONFIG_HOME/ptr/config.json`. */
   PTR_CONFIG?: string;
   XDG_CONFIG_HOME?: string;
+  /** Where `npm run dev` keeps its data, and the file naming its running stack (`.data` in the checkout by default). */
+  DEV_DATA_DIR?: string;
 }
 
 /** What the config file holds. Unknown keys are kept as they are. */
@@ -21,7 +23,7 @@ export interface StoredConfig {
   [key: string]: unknown;
 }
 
-export type Source = 'flag' | 'env' | 'config' | 'default';
+export type Source = 'flag' | 'env' | 'config' | 'dev-stack' | 'default';
 
 export interface Settings {
   origin: string;
@@ -30,7 +32,7 @@ export interface Settings {
   from: { origin: Source; session?: Source };
 }
 
-/** Where `npm run dev` serves the API by default. */
+/** Where `npm run dev` serves the API by default: the origin when nothing says otherwise and no dev stack runs. */
 export const DEFAULT_ORIGIN = 'http://127.0.0.1:8080';
 
 export function configPath(env: CliEnv): string {
@@ -90,7 +92,8 @@ export function normalizeOrigin(value: string, what: string): string {
 
 /**
  * Where the API is and which session to send, first found wins: `--origin`; the environment (`MCP_RUN_ORIGIN`,
- * `MCP_RUN_SESSION_ID`, as the Python client reads them); the config file; for the origin, `npm run dev`'s address.
+ * `MCP_RUN_SESSION_ID`, as the Python client reads them); the config file; for the origin, the API of the dev stack
+ * `npm run dev` is running (src/cli/dev-stack-file.ts), else its default address.
  */
 export function resolveSettings(env: CliEnv, flags: { origin?: string }): Settings {
   const file = configPath(env);
@@ -102,7 +105,7 @@ export function resolveSettings(env: CliEnv, flags: { origin?: string }): Settin
       ? [normalizeOrigin(env.MCP_RUN_ORIGIN, 'MCP_RUN_ORIGIN'), 'env']
       : typeof stored.origin === 'string'
         ? [normalizeOrigin(stored.origin, `origin in ${file}`), 'config']
-        : [DEFAULT_ORIGIN, 'default'];
+        : defaultOrigin(env);
   const [sessionId, sessionFrom]: [string | undefined, Source | undefined] = session
     ? [session, 'env']
     : typeof stored.session === 'string' && stored.session
@@ -111,5 +114,10 @@ export function resolveSettings(env: CliEnv, flags: { origin?: string }): Settin
   return { origin, session: sessionId, configPath: file, from: { origin: originFrom, session: sessionFrom } };
 }
 
-/** The last 6 characters of a session id, as `npm run session -- list` shows them. */
-export const sessionHint = (id: string) => `…${id.slice(-6)}`;
+function defaultOrigin(env: CliEnv): [string, Source] {
+  // Required here: reading the dev stack file loads zod, a tenth of a second that configured commands need not pay.
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { findDevStack } = require('../dev-stack-file') as typeof import('../dev-stack-file');
+  const { stack, file } = findDevStack(env);
+  return stack ? [normalizeOrigin(stack.apiUrl, `apiUrl in ${file}`), 'dev-stack'] : [DEFAULT_ORIGIN, 'default'];
+}

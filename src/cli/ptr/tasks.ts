@@ -1,13 +1,14 @@
 import type { Command } from 'commander';
 import { stringify as toYaml } from 'yaml';
+import type { TaskView } from '../../http/presenters/task';
 import { seg } from './client';
-import { itemsOf, table, when, type Context } from './context';
+import { table, when, type Context } from './context';
 import { readObjectFile } from './input';
 
 const PROFILE_HELP = 'the profile (default: "default")';
 
 /** The runner and model of a task as reads present it. */
-const modelOf = (task: any) => `${task.runner ?? task.provider ?? '?'} ${task[task.runner]?.model ?? ''}`.trim();
+const modelOf = (task: TaskView) => `${task.runner} ${task[task.runner]?.model ?? ''}`.trim();
 
 /**
  * `ptr task list|create|update|get|delete`, on the Variant B paths (`/api/tasks/~/<profile>/<task>`), which reach
@@ -23,14 +24,13 @@ export function taskCommands(program: Command, ctx: Context) {
     .description('list the tasks of one profile, or of every profile')
     .option('-p, --profile <name>', 'only this profile (default: every profile)')
     .action(async (opts: { profile?: string }) => {
-      const { body } = await ctx.client().get(opts.profile === undefined ? '/api/tasks/~' : `/api/tasks/~/${seg(opts.profile)}`);
-      const tasks = itemsOf(body);
-      ctx.print(body, () =>
+      const tasks: TaskView[] = (await ctx.client().get(opts.profile === undefined ? '/api/tasks/~' : `/api/tasks/~/${seg(opts.profile)}`)).body;
+      ctx.print(tasks, () =>
         tasks.length === 0
           ? 'no tasks'
           : table([
               ['TASK', 'RUNNER', 'MODIFIED'],
-              ...tasks.map((t) => [String(t.slug).split('/').slice(1).join('/'), modelOf(t), when(t.modified_at)]),
+              ...tasks.map((t) => [t.slug.split('/').slice(1).join('/'), modelOf(t), when(t.modified_at)]),
             ]),
       );
     });

@@ -1,11 +1,8 @@
 import { z } from 'zod';
 import { NAME_PATTERN, NAME_RULE, nameSchema } from '../../store/names';
-import { LIST_DEFAULT_LIMIT, LIST_MAX_LIMIT } from '../presenters/page';
 import type { Example, Operation, ResponseSpec } from './operation';
 
 /** Shapes and parameters most operations share. */
-
-export const timestamp = z.iso.datetime().meta({ description: 'ISO 8601, UTC, with milliseconds', example: '2026-06-01T10:00:00.123Z' });
 
 /** A name in a path: profiles, tasks, runs, servlets, installs (src/store/names.ts). */
 export const name = (what: string, example: string) => nameSchema.meta({ description: `The ${what}: ${NAME_RULE}.`, example });
@@ -20,18 +17,30 @@ export const VARIANT_A_PROFILE = 'default';
 /** Variant A's paths have one profile, `default`; any other is a 404. */
 export const defaultProfile = z.enum([VARIANT_A_PROFILE]).meta({ description: 'Variant A has only the `default` profile', example: VARIANT_A_PROFILE });
 
-export const profileParams = z.object({ user, profile: name('profile', 'default') });
-export const taskParamsB = z.object({ user, profile: name('profile', 'default'), task: name('task', 'haiku') });
-export const taskParamsA = z.object({ user, task: name('task', 'haiku') });
-
-/** `?limit=&cursor=` of every list (presenters/page.ts); a `null` default: the whole list unless a page is asked. */
-export const pageQuery = (defaultLimit: number | null = LIST_DEFAULT_LIMIT) => {
-  const limit = z.number().int().min(1).max(LIST_MAX_LIMIT);
-  return z.object({
-    limit: (defaultLimit === null ? limit.optional() : limit.default(defaultLimit)).meta({ description: `Items per page, 1 to ${LIST_MAX_LIMIT}` }),
-    cursor: z.string().min(1).max(1000).optional().meta({ description: 'From the `Link: <...>; rel="next"` of the page before' }),
-  });
+/** What each name a path may hold is, with an example, by its parameter's name. */
+const PATH_NAMES: Record<string, [what: string, example: string]> = {
+  profile: ['profile', 'default'],
+  task: ['task', 'haiku'],
+  run: ['run', 'first'],
+  servlet: ['servlet', 'greeter'],
+  name: ['install', 'hello'],
 };
+
+/**
+ * A route's own parameter schemas (routes/<resource>/schema.ts), each name described and given an example (unless
+ * its schema describes itself).
+ */
+export function describeNames(shape: Record<string, z.ZodType>): Record<string, z.ZodType> {
+  return Object.fromEntries(
+    Object.entries(shape).map(([key, schema]) => {
+      const names = PATH_NAMES[key];
+      return [key, names && !schema.meta()?.description ? schema.meta({ description: `The ${names[0]}: ${NAME_RULE}.`, example: names[1] }) : schema];
+    }),
+  );
+}
+
+/** A path's parameters: `user`, and the rest as the route parses them (`shape`, from its schema.ts). */
+export const pathParams = (shape: Record<string, z.ZodType>) => z.object({ user, ...describeNames(shape) });
 
 /** Lists are bare JSON arrays; the next page's URL is in `Link`. */
 export const linkHeader = z.object({

@@ -1,39 +1,13 @@
 import { z } from 'zod';
-import { RUN_LIST_DEFAULT_LIMIT } from '../presenters/page';
-import { approvalBody, approvalId, variantAParameters, variantATrigger } from '../routes/runs/schema';
-import { defaultProfile, errorBody, errors, linkHeader, name, pageQuery, runUrl, taskParamsB, timestamp, user } from './common';
+import { pageQuery, RUN_LIST_DEFAULT_LIMIT } from '../presenters/page';
+import { runView } from '../presenters/run';
+import { lastEventId } from '../routes/runs/events';
+import { approvalBody, approvalId, runName, variantAParameters, variantATrigger } from '../routes/runs/schema';
+import { taskParams } from '../routes/tasks/schema';
+import { defaultProfile, errorBody, errors, linkHeader, pathParams, runUrl } from './common';
 import type { Operation, ResponseSpec } from './operation';
 
 /** Runs on both path families (docs/runs.md): trigger (A), read, list, delete, cancel, approvals, events. */
-
-const entry = z
-  .union([
-    z.object({ msg: z.string(), time: z.number().meta({ description: 'Milliseconds since the epoch' }), level: z.number().int().meta({ description: 'pino: 30 info, 40 warn' }) }).meta({ title: 'Log' }),
-    z.object({ msg: z.string(), exchange: z.object({ role: z.string(), content: z.string() }) }).meta({ title: 'Message' }),
-    z
-      .object({ msg: z.string(), lastMessage: z.object({ role: z.string(), content: z.string() }), error: z.string().optional().meta({ description: 'An `error` run’s reason' }) })
-      .meta({ title: 'Last' }),
-    z
-      .object({ msg: z.string(), approval: z.object({ id: z.string(), tool: z.string(), arguments: z.record(z.string(), z.unknown()) }) })
-      .meta({ title: 'Approval', description: 'A tool call waiting for a person’s decision' }),
-  ])
-  .meta({ id: 'RunEntry' });
-
-export const runView = z
-  .object({
-    name: z.string(),
-    status: z.enum(['pending', 'running', 'ready', 'error']),
-    results: z.array(entry),
-    created_at: timestamp,
-    modified_at: timestamp,
-    usage: z.object({
-      input_tokens: z.number().int().nonnegative(),
-      output_tokens: z.number().int().nonnegative(),
-      model_calls: z.number().int().nonnegative(),
-      tool_calls: z.number().int().nonnegative(),
-    }),
-  })
-  .meta({ id: 'Run' });
 
 const runExample = {
   name: 'first',
@@ -59,18 +33,13 @@ const EVENTS_EXAMPLE = [
   '',
 ].join('\n');
 
-const runName = name('run', 'first');
 const accepted: ResponseSpec = { description: 'Accepted: the run’s URL', schema: runUrl, examples: { run: { summary: 'The run', value: { url: 'http://127.0.0.1:8080/api/runs/alice/default/haiku/first' } } } };
 
 export function runOperations(): Operation[] {
   const tags = ['runs'];
   const families = [
-    {
-      which: 'Variant A',
-      runs: '/api/profiles/{user}/{profile}/tasks/{task}/runs',
-      taskParams: z.object({ user, profile: defaultProfile, task: name('task', 'haiku') }),
-    },
-    { which: 'Variant B', runs: '/api/runs/{user}/{profile}/{task}', taskParams: taskParamsB },
+    { which: 'Variant A', runs: '/api/profiles/{user}/{profile}/tasks/{task}/runs', taskShape: { ...taskParams.shape, profile: defaultProfile } },
+    { which: 'Variant B', runs: '/api/runs/{user}/{profile}/{task}', taskShape: taskParams.shape },
   ];
   const ops: Operation[] = [
     {
@@ -80,7 +49,7 @@ export function runOperations(): Operation[] {
       description: 'Idempotent by run name: the same name answers 200 and the same URL, and starts nothing.',
       tags,
       session: true,
-      params: { path: families[0]!.taskParams.extend({ run: runName }) },
+      params: { path: pathParams({ ...families[0]!.taskShape, run: runName }) },
       body: {
         schema: variantATrigger,
         required: false,
@@ -117,8 +86,9 @@ export function runOperations(): Operation[] {
       },
     },
   ];
-  for (const { which, runs, taskParams } of families) {
-    const runParams = taskParams.extend({ run: runName });
+  for (const { which, runs, taskShape } of families) {
+    const taskPath = pathParams(taskShape);
+    const runParams = pathParams({ ...taskShape, run: runName });
     const run = `${runs}/{run}`;
     const missing = errors({ 400: 'A bad run name (`path.run`)', 404: 'No such run (or another user’s)' });
     ops.push(
@@ -129,7 +99,7 @@ export function runOperations(): Operation[] {
         description: 'Newest first. A live run shows its record’s last write.',
         tags,
         session: true,
-        params: { path: taskParams, query: pageQuery(RUN_LIST_DEFAULT_LIMIT) },
+        params: { path: taskPath, query: pageQuery(RUN_LIST_DEFAULT_LIMIT) },
         responses: { 200: { description: 'The runs', schema: z.array(runView), headers: linkHeader }, ...errors({ 400: 'A bad name, `limit` or `cursor`', 404: 'No such task' }) },
       },
       {
@@ -175,7 +145,7 @@ export function runOperations(): Operation[] {
         description: 'Server-Sent Events: `entry` (id = index in `results`), `status`, `end`; a `: keep-alive` comment every EVENTS_HEARTBEAT_MS.',
         tags,
         session: true,
-        params: { path: runParams, header: z.object({ 'Last-Event-ID': z.string().regex(/^\d{1,15}$/).optional().meta({ description: 'Resume after this entry' }) }) },
+        params: { path: runParams, header: z.object({ 'Last-Event-ID': lastEventId.optional().meta({ description: 'Resume after this entry' }) }) },
         responses: {
           200: { description: 'The event stream', type: 'text/event-stream', schema: z.string(), examples: { closed: { summary: 'A run that ended', value: EVENTS_EXAMPLE } } },
           ...missing,

@@ -1,24 +1,11 @@
 import { z } from 'zod';
+import { scheduleViewA, scheduleViewB } from '../presenters/schedule';
 import { scheduleName, variantASchedule, variantBSchedule } from '../routes/schedules/schema';
-import { defaultProfile, errors, name, runUrl, taskParamsB, timestamp, user } from './common';
+import { taskParams } from '../routes/tasks/schema';
+import { defaultProfile, errors, pathParams, runUrl } from './common';
 import type { Example, Operation } from './operation';
 
 /** A task's schedules (docs/schedules.md), on either variant's task path. */
-
-const timing = {
-  cron: z.string().optional(),
-  every: z.string().optional(),
-  timezone: z.string(),
-  paused: z.boolean(),
-};
-const tail = {
-  next_action_times: z.array(timestamp).meta({ description: 'The next three' }),
-  recent_runs: z.array(z.object({ name: z.string(), url: z.url(), scheduled_at: timestamp })),
-  created_at: timestamp,
-  modified_at: timestamp.optional(),
-};
-const scheduleViewA = z.object({ name: z.string(), ...timing, parameters: z.record(z.string(), z.string()), ...tail }).meta({ id: 'ScheduleA' });
-const scheduleViewB = z.object({ name: z.string(), ...timing, payload: z.record(z.string(), z.unknown()), ...tail }).meta({ id: 'ScheduleB' });
 
 const scheduleExample = (data: Record<string, unknown>, runBase: string) => ({
   name: 'weekdays',
@@ -38,7 +25,7 @@ export function scheduleOperations(): Operation[] {
     {
       which: 'Variant A',
       path: '/api/profiles/{user}/{profile}/tasks/{task}/schedules',
-      params: z.object({ user, profile: defaultProfile, task: name('task', 'haiku') }),
+      params: { ...taskParams.shape, profile: defaultProfile },
       body: variantASchedule,
       view: scheduleViewA,
       data: { parameters: { name: 'Ann' } },
@@ -47,7 +34,7 @@ export function scheduleOperations(): Operation[] {
     {
       which: 'Variant B',
       path: '/api/tasks/{user}/{profile}/{task}/schedules',
-      params: taskParamsB,
+      params: taskParams.shape,
       body: variantBSchedule,
       view: scheduleViewB,
       data: { payload: { text: 'hello' } },
@@ -57,7 +44,7 @@ export function scheduleOperations(): Operation[] {
   const ops: Operation[] = [];
   for (const { which, path, params, body, view, data, runBase } of variants) {
     const one = `${path}/{schedule}`;
-    const scheduleParams = params.extend({ schedule: scheduleName.meta({ description: 'The schedule’s name: at most 40 characters', example: 'weekdays' }) });
+    const scheduleParams = pathParams({ ...params, schedule: scheduleName.meta({ description: 'The schedule’s name: at most 40 characters', example: 'weekdays' }) });
     const example = scheduleExample(data, runBase);
     const read = { description: 'The schedule', schema: view, examples: { weekdays: { summary: 'A cron schedule', value: example } } };
     const missing = errors({ 400: 'A bad name in the path (`path.schedule`)', 404: 'No such task or schedule' });
@@ -73,7 +60,7 @@ export function scheduleOperations(): Operation[] {
         summary: `A task’s schedules (${which})`,
         tags,
         session: true,
-        params: { path: params },
+        params: { path: pathParams(params) },
         responses: { 200: { description: 'By name', schema: z.object({ schedules: z.array(view) }) }, ...errors({ 400: 'A bad name in the path', 404: 'No such task' }) },
       },
       {

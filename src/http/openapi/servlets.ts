@@ -1,34 +1,13 @@
 import { z } from 'zod';
-import { VISIBILITIES } from '../../store/servlets';
-import { installBody } from '../routes/installations/schema';
-import { publishJsonBody, publishQuery, searchQuery } from '../routes/servlets/schema';
-import { errors, linkHeader, name, pageQuery, timestamp, user } from './common';
+import { installView } from '../presenters/installation';
+import { LIST_DEFAULT_LIMIT, LIST_MAX_LIMIT, pageQuery } from '../presenters/page';
+import { servletSearchResult, servletView } from '../presenters/servlet';
+import { installBody, installParams, profileParams } from '../routes/installations/schema';
+import { publishJsonBody, publishQuery, searchQuery, servletParams } from '../routes/servlets/schema';
+import { errors, linkHeader, pathParams, user } from './common';
 import type { Operation } from './operation';
 
 /** The servlet library, a profile's installations and module downloads (docs/servlets.md). */
-
-const tools = z.array(z.object({ name: z.string(), description: z.string(), inputSchema: z.record(z.string(), z.unknown()) }));
-const meta = z.object({ description: z.string(), schema: z.object({ tools }) });
-
-const searchResult = z
-  .object({ slug: z.string(), meta, installation_count: z.number().int().nonnegative(), visibility: z.enum(VISIBILITIES), created_at: timestamp, modified_at: timestamp })
-  .meta({ id: 'ServletSearchResult' });
-const servletView = searchResult.extend({ name: z.string(), content_address: z.string().regex(/^[0-9a-f]{64}$/) }).meta({ id: 'Servlet' });
-
-const installView = z
-  .object({
-    name: z.string(),
-    settings: z.object({
-      config: z.record(z.string(), z.string()),
-      permissions: z.object({ network: z.object({ domains: z.array(z.string()) }), filesystem: z.object({ volumes: z.object({}) }) }),
-      approval: z.union([z.literal('*'), z.array(z.string())]).optional(),
-    }),
-    binding: z.object({ id: z.string(), contentAddress: z.string() }),
-    servlet: z.object({ slug: z.string(), has_client: z.boolean(), meta }),
-    created_at: timestamp,
-    modified_at: timestamp,
-  })
-  .meta({ id: 'Install' });
 
 const ADDRESS = '9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08';
 const greeterMeta = { description: 'Greets people', schema: { tools: [{ name: 'greet', description: 'Greets someone by name', inputSchema: { type: 'object' } }] } };
@@ -54,10 +33,15 @@ const installExample = {
 
 export function servletOperations(): Operation[] {
   const tags = ['servlets'];
-  const servletParams = z.object({ user, servlet: name('servlet', 'greeter') });
+  const servletPath = pathParams(servletParams.shape);
   const one = { description: 'The servlet', schema: servletView, examples: { greeter: { summary: 'A servlet', value: servletExample } } };
   const installs = '/api/profiles/{user}/{profile}/installations';
-  const profileParams = z.object({ user, profile: name('profile', 'default') });
+  const profilePath = pathParams(profileParams.shape);
+  // Without `limit` or `cursor` the list is whole (the Python client reads one answer); with either, pages as the others.
+  const page = pageQuery(LIST_DEFAULT_LIMIT);
+  const installsQuery = page.extend({
+    limit: page.shape.limit.unwrap().optional().meta({ description: `Items per page, 1 to ${LIST_MAX_LIMIT}; without it the whole list (${LIST_DEFAULT_LIMIT} items after a \`cursor\`)` }),
+  });
   return [
     {
       method: 'get',
@@ -65,9 +49,9 @@ export function servletOperations(): Operation[] {
       summary: 'Search servlets: public ones of every user and your own',
       tags,
       session: true,
-      params: { query: searchQuery.extend(pageQuery().shape).meta({ description: '`q` matches names, descriptions and tool names, ignoring case' }) },
+      params: { query: searchQuery.extend(pageQuery(LIST_DEFAULT_LIMIT).shape).meta({ description: '`q` matches names, descriptions and tool names, ignoring case' }) },
       responses: {
-        200: { description: 'Oldest first', schema: z.array(searchResult), headers: linkHeader, examples: { one: { summary: 'One result', value: [searchExample] } } },
+        200: { description: 'Oldest first', schema: z.array(servletSearchResult), headers: linkHeader, examples: { one: { summary: 'One result', value: [searchExample] } } },
         ...errors({ 400: 'A bad `q`, `limit` or `cursor`' }),
       },
     },
@@ -77,7 +61,7 @@ export function servletOperations(): Operation[] {
       summary: 'Own servlets, public and private',
       tags,
       session: true,
-      params: { path: z.object({ user }), query: pageQuery() },
+      params: { path: z.object({ user }), query: pageQuery(LIST_DEFAULT_LIMIT) },
       responses: { 200: { description: 'Oldest first', schema: z.array(servletView), headers: linkHeader }, ...errors({ 400: 'A bad `limit` or `cursor`', 404: 'Another user' }) },
     },
     {
@@ -86,7 +70,7 @@ export function servletOperations(): Operation[] {
       summary: 'Read a servlet (another user’s only when public)',
       tags,
       session: true,
-      params: { path: servletParams },
+      params: { path: servletPath },
       responses: { 200: one, ...errors({ 400: 'A bad servlet name', 404: 'No such servlet, or another user’s private one' }) },
     },
     {
@@ -97,7 +81,7 @@ export function servletOperations(): Operation[] {
         'The module as raw bytes (`application/wasm` or `application/octet-stream`, with `?description=&visibility=`) or as JSON with the module in base64. At most MODULE_LIMIT_BYTES of module.',
       tags,
       session: true,
-      params: { path: servletParams, query: publishQuery },
+      params: { path: servletPath, query: publishQuery },
       body: {
         schema: publishJsonBody,
         examples: { json: { summary: 'The JSON form', value: { module: 'AGFzbQEAAAA=', description: 'Greets people', visibility: 'public' } } },
@@ -123,7 +107,7 @@ export function servletOperations(): Operation[] {
       summary: 'Delete a servlet and every install of it',
       tags,
       session: true,
-      params: { path: servletParams },
+      params: { path: servletPath },
       responses: { 204: { description: 'Deleted' }, ...errors({ 400: 'A bad servlet name', 404: 'No such servlet' }) },
     },
     {
@@ -133,7 +117,7 @@ export function servletOperations(): Operation[] {
       description: 'The whole list unless `limit` or `cursor` is given. `If-None-Match` or `If-Modified-Since` may get a 304.',
       tags: ['installations'],
       session: true,
-      params: { path: profileParams, query: pageQuery(null) },
+      params: { path: profilePath, query: installsQuery },
       responses: {
         200: {
           description: 'The installs',
@@ -151,7 +135,7 @@ export function servletOperations(): Operation[] {
       summary: 'Install a servlet into a profile (create or replace)',
       tags: ['installations'],
       session: true,
-      params: { path: profileParams },
+      params: { path: profilePath },
       body: {
         schema: installBody,
         examples: {
@@ -178,7 +162,7 @@ export function servletOperations(): Operation[] {
       summary: 'Uninstall',
       tags: ['installations'],
       session: true,
-      params: { path: profileParams.extend({ name: name('install', 'hello') }) },
+      params: { path: pathParams(installParams.shape) },
       responses: { 204: { description: 'Uninstalled' }, ...errors({ 400: 'A bad name', 404: 'No such install' }) },
     },
     {

@@ -1,16 +1,19 @@
 import { z } from 'zod';
+import { EXP_PATTERN, IAT_PATTERN } from '../../store/signed-urls';
 import { revokeBody, runIdHeader } from '../routes/runs/schema';
-import { errors, name, runUrl, taskParamsB } from './common';
+import { taskParams } from '../routes/tasks/schema';
+import { describeNames, errors, name, pathParams, runUrl } from './common';
 import type { Operation } from './operation';
 
 /** Signed URLs (docs/runs.md, "Signed URLs"): issued and revoked with a session, triggered without one. */
 
-const SIGNED_URL = 'http://127.0.0.1:8080/signed/tasks/alice/default/haiku?id=Xq2v0s8rVb4&iat=1795451310&exp=1826987310&sig=3kq2lKu7CqgZ0x1f2n8';
+const SIGNED_URL = 'http://127.0.0.1:8080/signed/tasks/alice/default/haiku?id=Xq2v0s8rVb4&iat=1795451310882&exp=1826987310&sig=3kq2lKu7CqgZ0x1f2n8';
 
+/** As store/signed-urls.ts `parseSignedUrl` reads it. */
 const signedQuery = z.object({
   id: z.string().min(1).meta({ description: 'The URL’s id' }),
-  iat: z.string().regex(/^\d{1,15}$/).meta({ description: 'Issued at (seconds since the epoch)' }),
-  exp: z.string().regex(/^\d{1,12}$/).meta({ description: 'Expires at (seconds since the epoch)' }),
+  iat: z.string().regex(IAT_PATTERN).meta({ description: 'Issued at (milliseconds since the epoch)' }),
+  exp: z.string().regex(EXP_PATTERN).meta({ description: 'Expires at (seconds since the epoch)' }),
   sig: z.string().min(1).meta({ description: 'HMAC-SHA256 with SIGNING_SECRET' }),
 });
 
@@ -27,7 +30,7 @@ export function signedOperations(): Operation[] {
       description: 'The URL is the credential for triggering the task: keep it secret. It expires after SIGNED_URL_TTL_DAYS.',
       tags,
       session: true,
-      params: { path: taskParamsB },
+      params: { path: pathParams(taskParams.shape) },
       responses: {
         200: { description: 'The signed URL', schema: z.object({ url: z.url() }), examples: { url: { summary: 'A signed URL', value: { url: SIGNED_URL } } } },
         ...noTask,
@@ -39,7 +42,7 @@ export function signedOperations(): Operation[] {
       summary: 'Revoke every signed URL of the task issued so far',
       tags,
       session: true,
-      params: { path: taskParamsB },
+      params: { path: pathParams(taskParams.shape) },
       responses: { 204: { description: 'Revoked' }, ...noTask },
     },
     {
@@ -48,7 +51,7 @@ export function signedOperations(): Operation[] {
       summary: 'Revoke one signed URL',
       tags,
       session: true,
-      params: { path: taskParamsB },
+      params: { path: pathParams(taskParams.shape) },
       body: { schema: revokeBody, examples: { one: { summary: 'A URL of this task', value: { url: SIGNED_URL } } } },
       responses: { 204: { description: 'Revoked' }, ...errors({ 400: ['`url`: not a signed URL of this task', 'invalid_request', 'url: not a signed URL of this task'], 404: 'No such task' }) },
     },
@@ -61,7 +64,7 @@ export function signedOperations(): Operation[] {
       tags,
       session: false,
       params: {
-        path: z.object({ owner: name('task’s owner', 'alice'), profile: name('profile', 'default'), task: name('task', 'haiku') }),
+        path: z.object({ owner: name('task’s owner', 'alice'), ...describeNames(taskParams.shape) }),
         query: signedQuery,
         header: z.object({ 'run-id': runIdHeader.meta({ description: 'The run’s name' }) }),
       },

@@ -1,54 +1,14 @@
 import { z } from 'zod';
 import type { Config } from '../../config';
 import { RUNNERS } from '../../store/tasks';
-import { contractHead, limitsSchema, parseTaskBody, runnerObject, shortForm, type Variant } from '../routes/tasks/schema';
-import { errors, linkHeader, name, pageQuery, taskParamsA, taskParamsB, timestamp, user, VARIANT_A_PROFILE } from './common';
+import { LIST_DEFAULT_LIMIT, pageQuery } from '../presenters/page';
+import { taskView } from '../presenters/task';
+import { deliveriesView } from '../presenters/webhook-deliveries';
+import { contractHead, limitsSchema, parseTaskBody, profileParams, runnerObject, shortForm, taskParams, type Variant } from '../routes/tasks/schema';
+import { errors, linkHeader, pathParams, user, VARIANT_A_PROFILE } from './common';
 import type { Example, Operation } from './operation';
 
 /** Tasks on both path families (docs/users-profiles-tasks.md), and their webhook deliveries (docs/webhooks.md). */
-
-const runnerView = z.object({ prompt: z.string(), model: z.string(), max_tokens: z.number().int().positive().optional() });
-
-export const taskView = z
-  .object({
-    name: z.string(),
-    slug: z.string().meta({ description: '`<user>/<profile>/<task>`' }),
-    runner: z.enum(RUNNERS),
-    openai: runnerView.optional().meta({ description: 'Present when `runner` is `openai`' }),
-    anthropic: runnerView.optional().meta({ description: 'Present when `runner` is `anthropic`' }),
-    provider: z.enum(RUNNERS).meta({ description: '`runner` again, for the Python client' }),
-    prompt: z.string(),
-    settings: z.object({ key_set: z.boolean().meta({ description: 'Whether the task has its own key (never shown)' }) }),
-    limits: z
-      .object({ max_turns: z.number().int().optional(), timeout_s: z.number().int().optional(), max_total_tokens: z.number().int().optional() })
-      .optional()
-      .meta({ description: 'Present when the task has limits of its own' }),
-    webhook: z
-      .object({
-        url: z.string(),
-        secret_set: z.literal(true),
-        secret: z.string().optional().meta({ description: 'Only in the answer of the save that made it' }),
-      })
-      .optional()
-      .meta({ description: 'Present when the task has a completion webhook (docs/webhooks.md)' }),
-    created_at: timestamp,
-    modified_at: timestamp,
-  })
-  .meta({ id: 'Task' });
-
-const deliveries = z
-  .object({
-    deliveries: z.array(
-      z.object({
-        run: z.string(),
-        attempt: z.number().int().positive(),
-        status: z.union([z.number().int(), z.enum(['refused', 'failed'])]).meta({ description: 'The receiver’s HTTP status, or `refused` / `failed`' }),
-        error: z.string().optional(),
-        at: timestamp,
-      }),
-    ),
-  })
-  .meta({ id: 'WebhookDeliveries' });
 
 /** The body as the documents describe it: the route builds its schema from the server's limits (tasks/schema.ts). */
 function taskBody(variant: Variant, config: Config) {
@@ -107,8 +67,8 @@ const taskExample = (profile: string) => ({
 export function taskOperations(config: Config): Operation[] {
   const tags = ['tasks'];
   const variants = [
-    { variant: 'A' as const, base: `/api/profiles/{user}/${VARIANT_A_PROFILE}/tasks`, params: taskParamsA, listParams: z.object({ user }), profile: VARIANT_A_PROFILE },
-    { variant: 'B' as const, base: '/api/tasks/{user}/{profile}', params: taskParamsB, listParams: z.object({ user, profile: name('profile', 'default') }), profile: 'default' },
+    { variant: 'A' as const, base: `/api/profiles/{user}/${VARIANT_A_PROFILE}/tasks`, params: pathParams(taskParams.omit({ profile: true }).shape), listParams: z.object({ user }), profile: VARIANT_A_PROFILE },
+    { variant: 'B' as const, base: '/api/tasks/{user}/{profile}', params: pathParams(taskParams.shape), listParams: pathParams(profileParams.shape), profile: 'default' },
   ];
   const ops: Operation[] = [];
   for (const { variant, base, params, listParams, profile } of variants) {
@@ -123,7 +83,7 @@ export function taskOperations(config: Config): Operation[] {
         description: `${which}. Oldest first.`,
         tags,
         session: true,
-        params: { path: listParams, query: pageQuery() },
+        params: { path: listParams, query: pageQuery(LIST_DEFAULT_LIMIT) },
         responses: { 200: { description: 'The tasks', schema: z.array(taskView), headers: linkHeader }, ...errors({ 400: 'A bad name, `limit` or `cursor`', 404: 'No such profile' }) },
       },
       {
@@ -178,7 +138,7 @@ export function taskOperations(config: Config): Operation[] {
         responses: {
           200: {
             description: 'The attempts',
-            schema: deliveries,
+            schema: deliveriesView,
             examples: {
               retried: {
                 summary: 'A delivery retried once',
@@ -203,7 +163,7 @@ export function taskOperations(config: Config): Operation[] {
     description: 'Variant B. By profile, then oldest first.',
     tags,
     session: true,
-    params: { path: z.object({ user }), query: pageQuery() },
+    params: { path: z.object({ user }), query: pageQuery(LIST_DEFAULT_LIMIT) },
     responses: { 200: { description: 'The tasks', schema: z.array(taskView), headers: linkHeader }, ...errors({ 400: 'A bad `limit` or `cursor`', 404: 'Another user' }) },
   });
   return ops;

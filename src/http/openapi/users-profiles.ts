@@ -1,20 +1,12 @@
 import { z } from 'zod';
-import { createProfileBody } from '../routes/profiles/schema';
+import { LIST_DEFAULT_LIMIT, pageQuery } from '../presenters/page';
+import { profileView } from '../presenters/profile';
+import { createProfileBody, profileParams } from '../routes/profiles/schema';
 import { userView } from '../routes/users/schema';
-import { errors, linkHeader, name, pageQuery, timestamp, user } from './common';
+import { errors, linkHeader, pathParams, user } from './common';
 import type { Operation } from './operation';
 
 /** Users and profiles (docs/users-profiles-tasks.md). */
-
-export const profileView = z
-  .object({
-    slug: z.string().meta({ description: '`<user>/<name>`' }),
-    description: z.string(),
-    is_public: z.boolean(),
-    created_at: timestamp,
-    modified_at: timestamp,
-  })
-  .meta({ id: 'Profile' });
 
 const profileExample = {
   slug: 'alice/work',
@@ -25,7 +17,7 @@ const profileExample = {
 };
 
 const userSchema = userView.meta({ id: 'User' });
-const profilePath = z.object({ user, profile: name('profile', 'work') });
+const profilePath = pathParams(profileParams.shape);
 const profileList = z.array(profileView);
 
 export function userProfileOperations(): Operation[] {
@@ -36,7 +28,7 @@ export function userProfileOperations(): Operation[] {
     summary,
     tags,
     session: true,
-    params: { ...params, query: pageQuery() },
+    params: { ...params, query: pageQuery(LIST_DEFAULT_LIMIT) },
     responses: {
       200: { description: 'Oldest first', schema: profileList, headers: linkHeader, examples: { profiles: { summary: 'One profile', value: [profileExample] } } },
       ...errors({ 400: 'A bad `limit` or `cursor`' }),

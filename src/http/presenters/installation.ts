@@ -1,4 +1,24 @@
+import { z } from 'zod';
 import type { InstallView } from '../../store/installations';
+import { servletMeta } from './servlet';
+import { timestamp } from './timestamp';
+
+/** An install as the list and an install answer show it (the OpenAPI document's `Install`). */
+export const installView = z
+  .object({
+    name: z.string(),
+    settings: z.object({
+      config: z.record(z.string(), z.string()),
+      permissions: z.object({ network: z.object({ domains: z.array(z.string()) }), filesystem: z.object({ volumes: z.object({}) }) }),
+      approval: z.union([z.literal('*'), z.array(z.string())]).optional(),
+    }),
+    binding: z.object({ id: z.string(), contentAddress: z.string() }),
+    servlet: z.object({ slug: z.string(), has_client: z.boolean(), meta: servletMeta }),
+    created_at: timestamp,
+    modified_at: timestamp,
+  })
+  .meta({ id: 'Install' });
+export type PresentedInstall = z.infer<typeof installView>;
 
 /**
  * An install as the Python client reads it from `GET /api/profiles/~/<profile>/installations`. It carries the
@@ -6,7 +26,7 @@ import type { InstallView } from '../../store/installations';
  * Hosts: null (any host outside the blocklist) is shown as ["*"]. Servlets never get a file system. `approval` is
  * shown only when set, so installs that never use it keep the hosted service's shape byte for byte.
  */
-export function presentInstall({ install, servlet, config }: InstallView) {
+export function presentInstall({ install, servlet, config }: InstallView): PresentedInstall {
   return {
     name: install.name,
     settings: {

@@ -13,10 +13,11 @@ export const LIST_MAX_LIMIT = 1000;
 /** Run lists page by 100 unless asked otherwise (as the compatibility notes have it). */
 export const RUN_LIST_DEFAULT_LIMIT = 100;
 
-const pageQuery = (defaultLimit: number) =>
+/** `?limit=&cursor=` of a list whose pages hold `defaultLimit` items unless asked otherwise. */
+export const pageQuery = (defaultLimit: number) =>
   z.object({
-    limit: z.coerce.number().int().min(1).max(LIST_MAX_LIMIT).default(defaultLimit),
-    cursor: z.string().min(1).max(1000).optional(),
+    limit: z.coerce.number().int().min(1).max(LIST_MAX_LIMIT).default(defaultLimit).meta({ description: `Items per page, 1 to ${LIST_MAX_LIMIT}` }),
+    cursor: z.string().min(1).max(1000).optional().meta({ description: 'From the `Link: <...>; rel="next"` of the page before' }),
   });
 const pageQueries = new Map<number, ReturnType<typeof pageQuery>>();
 

@@ -1,18 +1,53 @@
-import type { TaskRecord } from '../../store/tasks';
+import { z } from 'zod';
+import { RUNNERS, type Runner, type TaskRecord } from '../../store/tasks';
 import { presentWebhook } from '../../store/webhooks';
+import { timestamp } from './timestamp';
+
+const runnerView = z.object({ prompt: z.string(), model: z.string(), max_tokens: z.number().int().positive().optional() });
+type RunnerView = z.infer<typeof runnerView>;
+
+/** A task as every read shows it (the OpenAPI document's `Task`). */
+export const taskView = z
+  .object({
+    name: z.string(),
+    slug: z.string().meta({ description: '`<user>/<profile>/<task>`' }),
+    runner: z.enum(RUNNERS),
+    openai: runnerView.optional().meta({ description: 'Present when `runner` is `openai`' }),
+    anthropic: runnerView.optional().meta({ description: 'Present when `runner` is `anthropic`' }),
+    provider: z.enum(RUNNERS).meta({ description: '`runner` again, for the Python client' }),
+    prompt: z.string(),
+    settings: z.object({ key_set: z.boolean().meta({ description: 'Whether the task has its own key (never shown)' }) }),
+    limits: z
+      .object({ max_turns: z.number().int().optional(), timeout_s: z.number().int().optional(), max_total_tokens: z.number().int().optional() })
+      .optional()
+      .meta({ description: 'Present when the task has limits of its own' }),
+    webhook: z
+      .object({
+        url: z.string(),
+        secret_set: z.literal(true),
+        secret: z.string().optional().meta({ description: 'Only in the answer of the save that made it' }),
+      })
+      .optional()
+      .meta({ description: 'Present when the task has a completion webhook (docs/webhooks.md)' }),
+    created_at: timestamp,
+    modified_at: timestamp,
+  })
+  .meta({ id: 'Task' });
+export type TaskView = z.infer<typeof taskView>;
 
 /**
  * A stored task as every read returns it (compat.md, "Task"): the contract's runner object plus the `provider` and
  * `prompt` fields the Python client reads. `settings` says whether the task has its own key and never shows it.
  */
-export function presentTask(task: TaskRecord) {
-  const runnerObject: { prompt: string; model: string; max_tokens?: number } = { prompt: task.prompt, model: task.model };
+export function presentTask(task: TaskRecord): TaskView {
+  const runnerObject: RunnerView = { prompt: task.prompt, model: task.model };
   if (task.max_tokens) runnerObject.max_tokens = task.max_tokens;
+  const byRunner: Partial<Record<Runner, RunnerView>> = { [task.runner]: runnerObject };
   return {
     name: task.name,
     slug: `${task.owner}/${task.profile}/${task.name}`,
     runner: task.runner,
-    [task.runner]: runnerObject,
+    ...byRunner,
     provider: task.runner,
     prompt: task.prompt,
     settings: { key_set: task.key !== null && task.key !== undefined },
