@@ -2,17 +2,18 @@ import crypto from 'node:crypto';
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { Webhook } from 'standardwebhooks';
-import { request, type Dispatcher } from 'undici';
-import { presentRun, type RunView } from '../src/http/presenters/run';
-import { loadText, resolveEntry, StoredContentMissing } from '../src/store/run-content';
-import { entryCount, findRun, readEntries, type RunRecord } from '../src/store/runs';
+import type { Dispatcher } from 'undici';
+import type { RunView } from '../src/http/presenters/run';
+import { renderRecord } from '../src/http/presenters/run-record';
+import { loadText, StoredContentMissing } from '../src/store/run-content';
+import { findRun, type RunRecord } from '../src/store/runs';
 import { open } from '../src/store/secrets';
 import { findWebhookTask, recordDeliveryAttempt, type DeliveryAttempt } from '../src/store/webhooks';
 import { isTerminal } from '../workflows/constants';
 import type { ActivityDeps } from './deps';
-import { checkUrl } from './servlets/address-guard';
+import { guardedRequest } from './servlets/guarded-fetch';
 import { parseNetworkPolicy, type NetworkPolicy } from './servlets/network-policy';
-import { AddressRefusedError, createPinnedAgent } from './servlets/pinned-agent';
+import { createPinnedAgent } from './servlets/pinned-agent';
 
 /** A delivery's end: delivered (the receiver's 2xx), or not and why (nothing to deliver, or given up). */
 export interface WebhookOutcome {
@@ -32,8 +33,8 @@ export const WEBHOOK_FAILURE = {
   failed: 'WebhookFailed',
 } as const;
 
-/** One POST: connecting and the receiver's answer, within this. */
-const ATTEMPT_TIMEOUT_MS = 15_000;
+/** One POST: connecting and the receiver's answer, within this (docs/webhooks.md says 15 s). */
+export const ATTEMPT_TIMEOUT_MS = 15_000;
 /** What of the receiver's answer is kept for the list's `error` (its first characters). */
 const ANSWER_SNIPPET_CHARS = 200;
 const ANSWER_READ_BYTES = 4 * 1024;
@@ -46,21 +47,21 @@ export const webhookMessageId = (runId: string, createdAt: number) =>
  * `postRunClosed`: one attempt at a run's completion webhook. Reads the run and its task's webhook from the store
  * (the secret is opened here, used, and dropped; never in history or logs), POSTs `run.closed` signed per Standard
  * Webhooks through the servlets' network guard with WEBHOOK_ALLOWLIST as its allow list, and records the attempt.
- * Throws when the policy cannot be read (the worker then refuses to start).
+ * Throws when the policy cannot be read (the worker then refuses to start). `attemptTimeoutMs`: the bound on one
+ * attempt (ATTEMPT_TIMEOUT_MS unless a test shortens it).
  */
-export function createWebhookDeliveryActivities(deps: ActivityDeps) {
+export function createWebhookDeliveryActivities(deps: Pick<ActivityDeps, 'config' | 'logger' | 'db' | 'keyring'>, options: { attemptTimeoutMs?: number } = {}) {
   const { models } = deps.db;
-  const guard = webhookPolicy(deps.config);
+  const { attemptTimeoutMs = ATTEMPT_TIMEOUT_MS } = options;
+  const policy = webhookPolicy(deps.config);
   // Checks every address a name resolves to, and connects to exactly those (as servlets' requests do).
-  const dispatcher = createPinnedAgent(guard, { connectTimeoutMs: ATTEMPT_TIMEOUT_MS });
+  const dispatcher = createPinnedAgent(policy, { connectTimeoutMs: attemptTimeoutMs });
   const logger = deps.logger.child({ component: 'webhooks' });
 
-  /** The run object as a read shows it; null when the run was deleted meanwhile. */
+  /** The run object exactly as a read of the closed run presents it; null when the run was deleted meanwhile. */
   const renderRun = async (record: RunRecord): Promise<RunView | null> => {
     try {
-      const entries = await readEntries(models, record, 0, entryCount(record));
-      const results = await Promise.all(entries.map((e) => resolveEntry(e, (t) => loadText(models, t))));
-      return presentRun({ name: record.name, status: record.status, results, createdAt: record.created_at, modifiedAt: record.modified_at, usage: record.usage });
+      return await renderRecord(models, record, (text) => loadText(models, text));
     } catch (err) {
       if (err instanceof StoredContentMissing) return null;
       throw err;
@@ -107,19 +108,11 @@ export function createWebhookDeliveryActivities(deps: ActivityDeps) {
 
   /** One POST, no redirects followed (a 3xx is a failure). Never throws. */
   async function post(url: string, headers: Record<string, string>, body: string): Promise<Pick<DeliveryAttempt, 'status' | 'error'>> {
-    const target = new URL(url);
-    const verdict = checkUrl(target, guard);
-    if (!verdict.allowed) return { status: 'refused', error: `the destination is refused: ${verdict.reason}` };
-    let res: Dispatcher.ResponseData;
-    try {
-      // `reset`: no kept-alive connection (deliveries are rare per destination, and nothing is left to close).
-      res = await request(target.href, { method: 'POST', headers, body, dispatcher, reset: true, signal: AbortSignal.timeout(ATTEMPT_TIMEOUT_MS) });
-    } catch (err) {
-      const refused = findRefusal(err);
-      if (refused) return { status: 'refused', error: `the destination is refused: ${refused.message}` };
-      if (isTimeout(err)) return { status: 'failed', error: `no answer within ${ATTEMPT_TIMEOUT_MS / 1000} s` };
-      return { status: 'failed', error: `the request failed: ${errorText(err)}` };
-    }
+    // `reset`: no kept-alive connection (deliveries are rare per destination, and nothing is left to close).
+    const answer = await guardedRequest(new URL(url), { method: 'POST', headers, body, reset: true, signal: AbortSignal.timeout(attemptTimeoutMs) }, { policy, dispatcher });
+    if ('refused' in answer) return { status: 'refused', error: `the destination is refused: ${answer.refused}` };
+    if ('failed' in answer) return { status: 'failed', error: answer.timeout ? `no answer within ${attemptTimeoutMs / 1000} s` : `the request failed: ${answer.failed}` };
+    const res = answer.response;
     const snippet = await readSnippet(res.body);
     if (res.statusCode >= 200 && res.statusCode < 300) return { status: res.statusCode };
     return { status: res.statusCode, error: `the receiver answered ${res.statusCode}${snippet ? `: ${snippet}` : ''}` };
@@ -155,25 +148,6 @@ async function readSnippet(body: Dispatcher.ResponseData['body']): Promise<strin
   }
   const text = Buffer.concat(chunks).toString('utf8').replace(/\s+/g, ' ').trim();
   return text.length > ANSWER_SNIPPET_CHARS ? `${text.slice(0, ANSWER_SNIPPET_CHARS)}…` : text;
-}
-
-/** undici may wrap the lookup's refusal; look through `cause` too. */
-function findRefusal(err: unknown): AddressRefusedError | undefined {
-  for (let e = err, depth = 0; e && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
-    if (e instanceof AddressRefusedError) return e;
-  }
-  return undefined;
-}
-
-function isTimeout(err: unknown): boolean {
-  const e = err as { name?: string; code?: string } | undefined;
-  return e?.name === 'TimeoutError' || e?.name === 'AbortError' || e?.code === 'UND_ERR_ABORTED' || e?.code === 'UND_ERR_CONNECT_TIMEOUT';
-}
-
-function errorText(err: unknown): string {
-  const e = err as { code?: string; message?: string } | undefined;
-  const text = e?.message ?? String(err);
-  return e?.code && !text.includes(e.code) ? `${e.code}: ${text}` : text;
 }
 
 export type WebhookDeliveryActivities = ReturnType<typeof createWebhookDeliveryActivities>;

@@ -6,8 +6,18 @@ import { keyringFromConfig } from './store/secrets';
 import { connectTemporal } from './temporal/client';
 import { createApp } from './http/app';
 import { answerClientErrors } from './http/client-errors';
+import { APP_CLOSING } from './http/routes/runs/events';
 
-/** Starts the API. Resolves once it listens; `close` stops it and its connections. */
+/** Once the API stops, answers in flight have this long to finish; then their connections are cut. */
+const CLOSE_GRACE_MS = 5_000;
+/** How often connections whose answer finished are closed while the API stops. */
+const IDLE_SWEEP_MS = 100;
+
+/**
+ * Starts the API. Resolves once it listens; `close` stops it: no new connections, open event streams ended (their
+ * clients reconnect elsewhere and resume), each connection closed once its answer finished, any still answering
+ * after CLOSE_GRACE_MS cut; then the Temporal and database connections close.
+ */
 export async function startServer(config: Config) {
   const logger = createLogger({ level: config.LOG_LEVEL, name: 'api' });
   const db = await connectDb(config.MONGO_URL, { timeoutMs: config.DEPENDENCY_TIMEOUT_MS });
@@ -19,13 +29,25 @@ export async function startServer(config: Config) {
     s.once('error', reject);
   });
   logger.info({ url: config.PUBLIC_URL }, 'API listening');
+  let closing: Promise<void> | undefined;
+  const close = async () => {
+    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+    app.emit(APP_CLOSING);
+    // `server.close` closes the connections idle when it is called; the others as their answers finish.
+    const sweep = setInterval(() => server.closeIdleConnections(), IDLE_SWEEP_MS);
+    const cut = setTimeout(() => server.closeAllConnections(), CLOSE_GRACE_MS);
+    try {
+      await closed;
+    } finally {
+      clearInterval(sweep);
+      clearTimeout(cut);
+    }
+    await temporal.connection.close();
+    await db.close();
+  };
   return {
     server,
-    async close() {
-      await new Promise((r) => server.close(r));
-      await temporal.connection.close();
-      await db.close();
-    },
+    close: () => (closing ??= close()),
   };
 }
 

@@ -4,10 +4,40 @@ import { checkUrl, urlHost } from './address-guard';
 import { domainsAllow, type NetworkPolicy } from './network-policy';
 import { AddressRefusedError } from './pinned-agent';
 
-export interface GuardedFetchOptions {
+export interface GuardedRequestOptions {
   policy: NetworkPolicy;
   /** The pinned agent (createPinnedAgent): it checks every resolved address before connecting. */
   dispatcher: Dispatcher;
+  /** A further refusal after the policy's, by host (an install's allowed hosts): the reason, or undefined to go on. */
+  refuseHost?: (host: string) => string | undefined;
+}
+
+/**
+ * What one guarded request came to. Never a throw: `refused` (the policy, at the URL or at connection time, or
+ * `refuseHost`), `failed` (no answer: `timeout` when the caller's signal or the connection's time limit cut it), or
+ * the receiver's answer, whose body the caller reads or dumps.
+ */
+export type GuardedAnswer = { refused: string } | { failed: string; timeout: boolean } | { response: Dispatcher.ResponseData<unknown> };
+
+/**
+ * One request through the network guard (servlets' fetches and webhook deliveries): the URL checked against the
+ * policy, connected only to addresses the pinned agent checked. No redirect is followed: a 3xx is an answer.
+ */
+export async function guardedRequest(url: URL, init: Omit<NonNullable<Parameters<typeof request>[1]>, 'dispatcher'>, options: GuardedRequestOptions): Promise<GuardedAnswer> {
+  const verdict = checkUrl(url, options.policy);
+  if (!verdict.allowed) return { refused: verdict.reason! };
+  const refusedHost = options.refuseHost?.(urlHost(url));
+  if (refusedHost !== undefined) return { refused: refusedHost };
+  try {
+    return { response: await request(url.href, { ...init, dispatcher: options.dispatcher }) };
+  } catch (err) {
+    const refused = findRefusal(err);
+    if (refused) return { refused: refused.message };
+    return { failed: errorText(err), timeout: isTimeout(err) };
+  }
+}
+
+export interface GuardedFetchOptions extends Pick<GuardedRequestOptions, 'policy' | 'dispatcher'> {
   /** The install's allowed host globs: null or ['*'] = any host outside the blocklist, [] = none. */
   domains: string[] | null;
   maxResponseBytes: number;
@@ -19,6 +49,7 @@ const REDIRECTS = new Set([301, 302, 303, 307, 308]);
 /** Headers the transport owns; undici refuses some of them outright, so a servlet's are dropped. */
 const TRANSPORT_HEADERS = ['connection', 'keep-alive', 'transfer-encoding', 'upgrade', 'expect', 'te', 'trailer'];
 const CREDENTIAL_HEADERS = ['authorization', 'cookie', 'proxy-authorization'];
+const TIME_LIMIT = "the request did not finish within the servlet's time limit";
 
 /**
  * A `fetch` for Extism's `fetch` option. It NEVER throws: a host function that throws poisons the plugin and the
@@ -30,9 +61,10 @@ export function createGuardedFetch(options: GuardedFetchOptions): typeof fetch {
     try {
       return await fetchChecked(input, init ?? {}, options);
     } catch (err) {
+      // What guardedRequest does not answer: the body cut while it is read, a URL that is none.
       const refused = findRefusal(err);
       if (refused) return refuse(refused.message, options.logger);
-      if (isAbort(err)) return failure(504, "the request did not finish within the servlet's time limit");
+      if (isTimeout(err)) return failure(504, TIME_LIMIT);
       return failure(502, `the request failed: ${errorText(err)}`);
     }
   };
@@ -48,22 +80,15 @@ async function fetchChecked(input: string | URL | Request, init: RequestInit, op
   let body = await bodyBytes(init.body ?? (source && source.body ? await source.arrayBuffer() : undefined));
   const signal = init.signal ?? source?.signal ?? undefined;
 
+  const refuseHost = (host: string) => {
+    if (domainsAllow(host, options.domains)) return undefined;
+    return options.domains?.length ? `host ${host} is not among this install's allowed hosts` : 'this install may not use the network';
+  };
   for (let hop = 0; ; hop++) {
-    const verdict = checkUrl(url, options.policy);
-    if (!verdict.allowed) return refuse(verdict.reason!, options.logger);
-    const host = urlHost(url);
-    if (!domainsAllow(host, options.domains)) {
-      const why = options.domains?.length ? `host ${host} is not among this install's allowed hosts` : 'this install may not use the network';
-      return refuse(why, options.logger);
-    }
-
-    const res = await request(url.href, {
-      method: method as Dispatcher.HttpMethod,
-      headers: Object.fromEntries(headers),
-      body,
-      dispatcher: options.dispatcher,
-      signal,
-    });
+    const answer = await guardedRequest(url, { method: method as Dispatcher.HttpMethod, headers: Object.fromEntries(headers), body, signal }, { ...options, refuseHost });
+    if ('refused' in answer) return refuse(answer.refused, options.logger);
+    if ('failed' in answer) return answer.timeout ? failure(504, TIME_LIMIT) : failure(502, `the request failed: ${answer.failed}`);
+    const res = answer.response;
 
     const location = headerValue(res.headers, 'location');
     if (REDIRECTS.has(res.statusCode) && location !== undefined) {
@@ -155,9 +180,10 @@ function findRefusal(err: unknown): AddressRefusedError | undefined {
   return undefined;
 }
 
-function isAbort(err: unknown): boolean {
+/** Cut by the caller's signal (its time limit), or no connection within the agent's connect time limit. */
+function isTimeout(err: unknown): boolean {
   const e = err as { name?: string; code?: string } | undefined;
-  return e?.name === 'AbortError' || e?.code === 'UND_ERR_ABORTED' || e?.name === 'TimeoutError';
+  return e?.name === 'TimeoutError' || e?.name === 'AbortError' || e?.code === 'UND_ERR_ABORTED' || e?.code === 'UND_ERR_CONNECT_TIMEOUT';
 }
 
 function errorText(err: unknown): string {

@@ -1,7 +1,5 @@
 import type { Client } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
-import type { Logger } from '../logger';
-import type { Models } from '../store/models';
 import { closeRun, findRun } from '../store/runs';
 import { isTerminal } from '../../workflows/constants';
 import { describeRunExecution, ranEarlierRecord, type ExecutionFacts } from './run-executions';
@@ -60,27 +58,37 @@ async function terminationReason(client: Client, workflowId: string): Promise<st
 }
 
 /**
- * Ends the record of a run whose workflow closed with `status` without writing its end. Returns whether the record
- * was changed (false when it was closed already, or the workflow completed: then it wrote its own end, or the
- * workflow ran an earlier run of the same name, deleted since: run-executions.ts). `execution`: what a visibility
- * listing said of it; without it, the workflow is described (this path is rare: only workflows that did not complete).
+ * Ends a run's record with `reason` (its last entry; status `error`) when no workflow will write its end (gone from
+ * Temporal, never started), and announces the close (webhook-start.ts): the one way to end a run outside its
+ * workflow, so no caller can forget the announcement. Returns whether the record was changed (false when it was
+ * closed already, or is gone).
  */
-export async function closeFromWorkflow(
-  // `config`: to start the run's webhook delivery (webhook-start.ts); without it, none is started from here.
-  deps: { models: Models; temporal: Client; logger: Logger; config?: AnnounceDeps['config'] },
-  runId: string,
-  status: ClosedStatus,
-  execution?: ExecutionFacts,
-): Promise<boolean> {
-  if (status === 'COMPLETED' || status === 'CONTINUED_AS_NEW') return false;
+export async function closeAndAnnounce(deps: AnnounceDeps, runId: string, reason: string): Promise<boolean> {
+  if (!(await closeRun(deps.models, runId, reason))) return false;
+  deps.logger.warn({ run: runId, reason }, 'run ended without its workflow writing its end');
+  await announceRunClosed(deps, runId);
+  return true;
+}
+
+/**
+ * Ends the record of a run whose workflow closed with `status` without writing its end, and announces the close.
+ * Returns whether the record was changed (false when it was closed already, or the workflow ran an earlier run of the same name, deleted since (run-executions.ts), or the
+ * name's latest execution is running: a later one than the closed workflow). `execution`: what a visibility listing
+ * or a `describe` said of it; without it, the workflow is described (this path is rare: only workflows that did not
+ * complete).
+ */
+export async function closeFromWorkflow(deps: AnnounceDeps, runId: string, status: ClosedStatus, execution?: ExecutionFacts & { running?: boolean }): Promise<boolean> {
+  // A workflow that completed wrote its end first; its record open now is a late write of a step the workflow had
+  // stopped waiting for (a local activity cut by a cancel or a stalled store): it is ended too.
+  if (status === 'CONTINUED_AS_NEW') return false;
   const record = await findRun(deps.models, runId);
   if (!record || isTerminal(record.status)) return false;
   // When Temporal cannot be asked, the closed workflow is taken to be the record's own.
   const ran = execution ?? (await describeRunExecution(deps.temporal, runId).catch(() => null));
-  if (ran && ranEarlierRecord(record, ran)) return false;
+  if (ran?.running || (ran && ranEarlierRecord(record, ran))) return false;
   const reason = await endingReason(deps.temporal, runId, status);
-  const closed = await closeRun(deps.models, runId, reason);
-  if (closed) deps.logger.warn({ run: runId, status, reason }, 'run ended by its workflow closing without its final record');
-  if (closed && deps.config) await announceRunClosed({ ...deps, config: deps.config }, runId);
-  return closed;
+  if (!(await closeRun(deps.models, runId, reason))) return false;
+  deps.logger.warn({ run: runId, status, reason }, 'run ended by its workflow closing without its final record');
+  await announceRunClosed(deps, runId);
+  return true;
 }

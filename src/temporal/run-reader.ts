@@ -36,6 +36,8 @@ export interface StoredEntries {
 }
 
 interface Tracked {
+  /** The record's `created_at` (ms) the run was tracked for, when the first read knew it. */
+  createdAt?: number;
   /** Every entry known, from the first: entries never change once written, so this only grows. */
   entries: HeldEntry[];
   /** About what the entries hold (their JSON size), for the bound on all the runs tracked. */
@@ -43,6 +45,11 @@ interface Tracked {
   /** The last answer (a new object each answer: the caller may key rendered bodies on it) and when it came. */
   view?: LiveView;
   at: number;
+  /**
+   * When Temporal last said it has no such workflow: reads say `gone` for `cacheMs` from then, as they reuse an
+   * answer, then ask again (a run whose start is healed has a workflow a moment later).
+   */
+  goneAt?: number;
   /** When the last query failed or did not answer: reads then serve what they have without waiting. */
   failedAt?: number;
   inflight?: Promise<LiveRead>;
@@ -73,7 +80,9 @@ export interface RunReaderOptions {
  * while one refresh runs (stale-while-revalidate). Each query asks only for the entries this process does not have
  * (the first are read from the store), so an answer stays small on turn 50 as on turn 1. A read never waits longer
  * than `waitMs`: past it, or while the workflow has just failed to answer, it says `unavailable` and the caller
- * serves the record. Queries of a closed workflow are rejected (not replayed), which says how it ended.
+ * serves the record. Queries of a closed workflow are rejected (not replayed), which says how it ended. A workflow
+ * Temporal does not have (its history deleted, or not started yet) is `gone`: its last answer is never served again,
+ * and `gone` is reused for `cacheMs`, as an answer is.
  */
 export function createRunReader(temporal: Client, options: RunReaderOptions) {
   const { cacheMs, waitMs, queryTimeoutMs = 10_000, maxRuns = 10_000, maxBytes = 128 * 1024 * 1024 } = options;
@@ -104,6 +113,7 @@ export function createRunReader(temporal: Client, options: RunReaderOptions) {
           tracked.view = { status: snapshot.status, createdAt: snapshot.createdAt, modifiedAt: snapshot.modifiedAt, entries: tracked.entries.slice(0, snapshot.total), usage: snapshot.usage };
           tracked.at = Date.now();
           tracked.failedAt = undefined;
+          tracked.goneAt = undefined;
           return { kind: 'live', view: tracked.view };
         }
       }
@@ -115,7 +125,13 @@ export function createRunReader(temporal: Client, options: RunReaderOptions) {
           return { kind: 'closed', status };
         }
       }
-      if (err instanceof WorkflowNotFoundError) return { kind: 'gone' };
+      if (err instanceof WorkflowNotFoundError) {
+        // The last answer is of a workflow that is no more: it is never served again.
+        tracked.view = undefined;
+        tracked.failedAt = undefined;
+        tracked.goneAt = Date.now();
+        return { kind: 'gone' };
+      }
       tracked.failedAt = Date.now();
       return { kind: 'unavailable', entries: tracked.entries };
     } finally {
@@ -127,17 +143,19 @@ export function createRunReader(temporal: Client, options: RunReaderOptions) {
   return {
     async read(workflowId: string, stored: StoredEntries): Promise<LiveRead> {
       let tracked = runs.get(workflowId);
-      if (tracked?.view && stored.createdAt !== undefined && tracked.view.createdAt !== stored.createdAt) {
+      // What was tracked of another run of the name (or of one not known) is dropped: `closed` included.
+      if (tracked && stored.createdAt !== undefined && (tracked.createdAt ?? tracked.view?.createdAt) !== stored.createdAt) {
         runs.delete(workflowId);
         tracked = undefined;
       }
       if (!tracked) {
-        tracked = { entries: [], bytes: 0, at: 0 };
+        tracked = { createdAt: stored.createdAt, entries: [], bytes: 0, at: 0 };
         runs.set(workflowId, tracked);
       }
       if (tracked.closed) return { kind: 'closed', status: tracked.closed };
       const { view } = tracked;
       const now = Date.now();
+      if (tracked.goneAt !== undefined && now - tracked.goneAt < cacheMs) return { kind: 'gone' };
       if (view && now - tracked.at < cacheMs) return { kind: 'live', view };
       if (!tracked.inflight) {
         tracked.inflightAt = now;

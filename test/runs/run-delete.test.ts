@@ -205,7 +205,7 @@ describe('runs: delete and retention', () => {
     await insertRun(db.models, { identity, taskId: taskDoc._id, taskVersion: taskDoc.version, runner: 'openai', payload: {}, at: new Date() });
     try {
       const listed = await temporal.workflow.getHandle(id).describe();
-      const deps = { models: db.models, temporal, logger };
+      const deps = { models: db.models, temporal, logger, config: getStack().config };
       expect(await closeFromWorkflow(deps, id, 'TERMINATED', listed), 'as the reconciler sees it').to.equal(false);
       expect(await closeFromWorkflow(deps, id, 'TERMINATED'), 'as a read sees it').to.equal(false);
       const read = await api.get(new URL(trigger.body.url).pathname);

@@ -1,9 +1,14 @@
+import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
+import { startServer } from '../../src/server';
+import { runWorkflowId } from '../../src/store/runs';
+import { GONE_REASON } from '../../src/temporal/run-endings';
 import { getStack, OPERATOR_KEYS } from '../helpers/stack';
-import { signedIn, startApi, type Api } from '../helpers/api';
+import { api as apiFor, signedIn, startApi, type Api } from '../helpers/api';
 import { openaiText, openaiToolCall } from '../helpers/fake-provider';
 import { installServlet } from '../helpers/servlets';
 import { createTask, postSigned, signedUrl, until, waitForRun } from '../helpers/runs';
+import { createSseParser } from '../../src/cli/ptr/sse';
 
 /** One event as a client parses it (`comment` for `: …` lines). */
 interface StreamEvent {
@@ -28,15 +33,9 @@ async function openEvents(sessionId: string | undefined, runPath: string, option
   const read = async () => {
     if (!res.ok || !res.body) return;
     const decoder = new TextDecoder();
-    let buffer = '';
+    const parser = createSseParser((event) => events.push(event), { onComment: (comment) => events.push({ comment }) });
     try {
-      for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
-        buffer += decoder.decode(chunk, { stream: true });
-        for (let cut = buffer.indexOf('\n\n'); cut >= 0; cut = buffer.indexOf('\n\n')) {
-          events.push(parseBlock(buffer.slice(0, cut)));
-          buffer = buffer.slice(cut + 2);
-        }
-      }
+      for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) parser.push(decoder.decode(chunk, { stream: true }));
       ended = true;
     } catch (err) {
       if ((err as Error).name !== 'AbortError') throw err;
@@ -52,19 +51,6 @@ async function openEvents(sessionId: string | undefined, runPath: string, option
     entries: () => events.filter((e) => e.event === 'entry'),
     abort: () => controller.abort(),
   };
-}
-
-function parseBlock(block: string): StreamEvent {
-  const event: StreamEvent = {};
-  for (const line of block.split('\n')) {
-    if (line.startsWith(':')) event.comment = line.slice(1).trim();
-    else {
-      const colon = line.indexOf(':');
-      const field = line.slice(0, colon) as 'event' | 'id' | 'data';
-      event[field] = line.slice(colon + 1).replace(/^ /, '');
-    }
-  }
-  return event;
 }
 
 /** Triggers `task` (Variant B, default profile) with a run name through `baseUrl`'s API; returns the run's path. */
@@ -315,6 +301,78 @@ describe('runs: live event streams', () => {
     expect((await api.delete('/api/tasks/~/default/doomed')).status).to.equal(204);
     await stream.closed;
     expect(stream.ended(), 'the server ended the stream').to.equal(true);
+    expect(stream.events.filter((e) => e.event === 'end'), 'a deleted run\'s stream closes without `end`').to.have.length(0);
     expect((await openEvents(sessionId, path)).res.status).to.equal(404);
+  });
+
+  it('ends the stream with `end` in error when an operator terminates the run\'s workflow', async () => {
+    const { sessionId, api, username } = await signedIn('ev');
+    const { fake, temporal } = getStack();
+    await createTask(api, 'default', 'terminated');
+    fake.script(() => ({ hang: true }));
+    const path = await trigger(api, 'terminated', 't1');
+    const stream = await openEvents(sessionId, path);
+    await until('the run to call the provider', () => fake.requests.length > 0);
+    await until('the run\'s status', () => stream.events.some((e) => e.event === 'status'));
+    await temporal.workflow.getHandle(runWorkflowId({ owner: username, profile: 'default', task: 'terminated', run: 't1' })).terminate('stopped by the operator');
+    await stream.closed;
+    expect(stream.ended()).to.equal(true);
+    const run = await waitForRun(api, `http://x${path}`);
+    expect(run.results.at(-1).error).to.equal('terminated: stopped by the operator');
+    const named = stream.events.filter((e) => e.event);
+    expect(named.at(-1)!.event).to.equal('end');
+    expect(JSON.parse(named.at(-1)!.data!)).to.deep.equal({ status: 'error', modified_at: run.modified_at });
+    expect(stream.entries().map((e) => JSON.parse(e.data!))).to.deep.equal(run.results);
+  });
+
+  it('ends a run whose workflow execution is deleted while it is polled and streamed, in error saying so', async function () {
+    this.timeout(60_000);
+    const { sessionId, username } = await signedIn('ev');
+    const { fake, temporal } = getStack();
+    // Queries every 5 s: the execution is deleted just after one, so the next finds it gone, not being deleted.
+    const other = await startApi({ LIVE_RUN_CACHE_MS: '5000' });
+    const api = apiFor(sessionId, other.url);
+    await createTask(api, 'default', 'erased');
+    fake.script(() => ({ hang: true }));
+    const path = await trigger(api, 'erased', 'e1', 'x', other.url);
+    const id = runWorkflowId({ owner: username, profile: 'default', task: 'erased', run: 'e1' });
+    await until('the run to call the provider', () => fake.requests.length > 0);
+    const stream = await openEvents(sessionId, path, { baseUrl: other.url });
+    await until('a live read', async () => (await api.get(path)).headers.get('run-source') === 'live');
+    const queries = await metric(other.url, 'ptr_live_run_queries_total');
+    await until('a fresh query', async () => (await metric(other.url, 'ptr_live_run_queries_total')) > queries);
+    await new Promise((r) => setTimeout(r, 300));
+    await temporal.workflowService.deleteWorkflowExecution({ namespace: temporal.options.namespace, workflowExecution: { workflowId: id } });
+
+    const run = await waitForRun(api, `http://x${path}`, 30_000);
+    expect(run.status).to.equal('error');
+    expect(run.results.at(-1).error).to.equal(GONE_REASON);
+    await stream.closed;
+    expect(stream.ended()).to.equal(true);
+    const named = stream.events.filter((e) => e.event);
+    expect(named.at(-1)!.event).to.equal('end');
+    expect(JSON.parse(named.at(-1)!.data!)).to.deep.equal({ status: 'error', modified_at: run.modified_at });
+    expect(JSON.parse(stream.entries().at(-1)!.data!).error).to.equal(GONE_REASON);
+    await other.close();
+  });
+
+  it('ends its open streams without `end` when the API stops, so stopping does not wait on them', async () => {
+    const { sessionId, api } = await signedIn('ev');
+    const { fake, configWith } = getStack();
+    await createTask(api, 'default', 'stopping');
+    fake.script(() => ({ hang: true }));
+    const path = await trigger(api, 'stopping', 's1');
+    const running = await startServer(configWith({ PORT: '0', LOG_LEVEL: 'silent' }));
+    const url = `http://127.0.0.1:${(running.server.address() as AddressInfo).port}`;
+    const stream = await openEvents(sessionId, path, { baseUrl: url });
+    expect(stream.res.status).to.equal(200);
+    await until('the run\'s status', () => stream.events.some((e) => e.event === 'status'));
+    // Without the streams ended, the server would wait on them for ever (they are never idle).
+    await running.close();
+    await stream.closed;
+    expect(stream.ended(), 'the server ended the stream (not cut it)').to.equal(true);
+    expect(stream.events.filter((e) => e.event === 'end'), 'the run has not ended').to.have.length(0);
+    expect((await api.post(`${path}/cancel`)).status).to.equal(202);
+    await waitForRun(api, `http://x${path}`);
   });
 });

@@ -2,32 +2,39 @@ import crypto from 'node:crypto';
 import http from 'node:http';
 import { Types } from 'mongoose';
 import type { AddressInfo } from 'node:net';
+import { NativeConnection, Worker } from '@temporalio/worker';
 import { expect } from 'chai';
 import { Webhook } from 'standardwebhooks';
 import { checkUrl } from '../../activities/servlets/address-guard';
 import { parseNetworkPolicy } from '../../activities/servlets/network-policy';
-import { webhookPolicy } from '../../activities/webhook-delivery';
+import { createWebhookDeliveryActivities, webhookPolicy } from '../../activities/webhook-delivery';
 import { rotateSecrets } from '../../src/store/key-rotation';
 import { findRun, runWorkflowId } from '../../src/store/runs';
 import { open, type SealedSecret } from '../../src/store/secrets';
 import { DELIVERIES_KEPT, listDeliveries, recordDeliveryAttempt } from '../../src/store/webhooks';
-import { webhookDeliveryWorkflowId } from '../../src/temporal/webhook-start';
+import { reconcileScheduleId } from '../../src/temporal/ids';
+import { startWebhookDelivery, webhookDeliveryWorkflowId } from '../../src/temporal/webhook-start';
+import { workflowBundle } from '../../src/temporal/worker';
 import { api as apiFor, signedIn, startApi, type Api } from '../helpers/api';
 import { providerError } from '../helpers/fake-provider';
 import { historyText, postSigned, signedUrl, until, waitForRun } from '../helpers/runs';
 import { getStack, type RunningWorker } from '../helpers/stack';
 
-/** A webhook receiver on loopback: records every POST, answers with the next scripted status (then 200). */
-async function startReceiver() {
-  const received: Array<{ headers: Record<string, string>; body: string }> = [];
+/**
+ * A webhook receiver on loopback: records every POST, answers with the next scripted status (then 200; a 3xx sends
+ * to `/moved`), or never answers when `silent`.
+ */
+async function startReceiver(options: { silent?: boolean } = {}) {
+  const received: Array<{ url: string; headers: Record<string, string>; body: string }> = [];
   const answers: number[] = [];
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
-      received.push({ headers: req.headers as Record<string, string>, body: Buffer.concat(chunks).toString('utf8') });
+      received.push({ url: req.url!, headers: req.headers as Record<string, string>, body: Buffer.concat(chunks).toString('utf8') });
+      if (options.silent) return;
       const status = answers.shift() ?? 200;
-      res.writeHead(status, { 'content-type': 'text/plain' });
+      res.writeHead(status, { 'content-type': 'text/plain', ...(status >= 300 && status < 400 ? { location: '/moved' } : {}) });
       res.end(status === 200 ? 'ok' : 'receiver is down');
     });
   });
@@ -36,7 +43,10 @@ async function startReceiver() {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`,
     received,
     answers,
-    close: () => new Promise((r) => server.close(r)),
+    close: () => {
+      server.closeAllConnections();
+      return new Promise((r) => server.close(r));
+    },
   };
 }
 
@@ -59,10 +69,10 @@ describe('runs: completion webhooks', function () {
   let receiver: Receiver;
   // Loopback is refused by the network guard; WEBHOOK_ALLOWLIST opens it for this worker's webhooks (only).
   const overrides = { WEBHOOK_ALLOWLIST: '127.0.0.1', WEBHOOK_RETRY_INITIAL_MS: '200' };
+  const queue = `webhooks-${crypto.randomBytes(4).toString('hex')}`;
 
   before(async () => {
     const stack = getStack();
-    const queue = `webhooks-${crypto.randomBytes(4).toString('hex')}`;
     worker = await stack.startWorker({ TEMPORAL_TASK_QUEUE: queue, ...overrides });
     server = await startApi({ TEMPORAL_TASK_QUEUE: queue, ...overrides });
   });
@@ -273,6 +283,23 @@ describe('runs: completion webhooks', function () {
     const [attempt] = await deliveries(api, 'stopped', 1);
     expect(attempt).to.deep.include({ run: 's1', attempt: 1, status: 200 });
 
+    // The read announced the run's end; a reconciler pass finds its terminated workflow and announces it again.
+    await until('visibility to list the terminated workflow', async () => {
+      for await (const listed of temporal.workflow.list({ query: `WorkflowId = '${id}' AND ExecutionStatus = 'Terminated'` })) return listed;
+      return undefined;
+    });
+    const passAt = async () => (await db.models.ServiceState.findById(`reconcile/${queue}`).lean())?.at.getTime() ?? 0;
+    const before = await passAt();
+    await temporal.schedule.getHandle(reconcileScheduleId(queue)).trigger();
+    await until('a reconciler pass', async () => (await passAt()) > before, 45_000);
+    // A run after it, delivered on the same worker: any second delivery of s1 would have been started before it.
+    fake.reset();
+    await waitForRun(api, await trigger(api, 'stopped', 's2'));
+    await until('the later run\'s delivery', () => receiver.received.some((r) => JSON.parse(r.body).run.name === 's2'));
+    expect(receiver.received.filter((r) => JSON.parse(r.body).run.name === 's1'), 'POSTs of the terminated run').to.have.length(1);
+    const listed = (await api.get('/api/tasks/~/default/stopped/webhook/deliveries')).body.deliveries as any[];
+    expect(listed.filter((d) => d.run === 's1'), 'attempts of the terminated run').to.have.length(1);
+
     const record = (await findRun(db.models, id))!;
     const history = await historyText(temporal, webhookDeliveryWorkflowId(id, record.created_at.getTime()));
     expect(history).to.contain(id);
@@ -280,5 +307,53 @@ describe('runs: completion webhooks', function () {
     expect(history).to.not.contain(b64);
     expect(logs.text()).to.contain('webhook delivered');
     expect(logs.text()).to.not.contain(b64);
+  });
+
+  it('does not follow a redirect: a 3xx is a failed attempt, retried at the same URL', async () => {
+    const { api } = await user();
+    await api.put('/api/tasks/~/default/moved', task({ url: receiver.url }));
+    receiver.answers.push(302);
+    const run = await waitForRun(api, await trigger(api, 'moved', 'm1'));
+    const listed = await deliveries(api, 'moved', 2);
+    expect(listed[1]).to.deep.include({ run: 'm1', attempt: 1, status: 302, error: 'the receiver answered 302: receiver is down' });
+    expect(listed[0]).to.deep.include({ run: 'm1', attempt: 2, status: 200 });
+    expect(receiver.received.map((r) => r.url), 'every attempt at the webhook\'s URL, none at the Location').to.deep.equal(['/hook', '/hook']);
+    expect(JSON.parse(receiver.received[1]!.body).run).to.deep.equal(run);
+  });
+
+  it('fails an attempt the receiver does not answer within the attempt\'s time limit as `failed`, saying so', async () => {
+    const { api, username } = await user();
+    const stack = getStack();
+    const silent = await startReceiver({ silent: true });
+    // The run closes before its task has a webhook (no delivery starts); its delivery is then started on a worker of
+    // this test whose attempts have 0.3 s (not 15 s).
+    await api.put('/api/tasks/~/default/silent', task());
+    await waitForRun(api, await trigger(api, 'silent', 'q1'));
+    await api.put('/api/tasks/~/default/silent', task({ url: silent.url }));
+    const settings = stack.configWith({ ...overrides, TEMPORAL_TASK_QUEUE: `webhooks-slow-${crypto.randomBytes(4).toString('hex')}` });
+    const connection = await NativeConnection.connect({ address: settings.TEMPORAL_ADDRESS });
+    const slowWorker = await Worker.create({
+      connection,
+      namespace: settings.TEMPORAL_NAMESPACE,
+      taskQueue: settings.TEMPORAL_TASK_QUEUE,
+      workflowBundle: await workflowBundle(),
+      activities: createWebhookDeliveryActivities({ config: settings, logger: stack.logger, db: stack.db, keyring: stack.keyring }, { attemptTimeoutMs: 300 }),
+    });
+    const running = slowWorker.run();
+    const record = (await findRun(stack.db.models, runWorkflowId({ owner: username, profile: 'default', task: 'silent', run: 'q1' })))!;
+    const delivery = stack.temporal.workflow.getHandle(webhookDeliveryWorkflowId(record._id, record.created_at.getTime()));
+    try {
+      await startWebhookDelivery({ temporal: stack.temporal, config: settings }, { runId: record._id, createdAt: record.created_at.getTime() });
+      const listed = await deliveries(api, 'silent', 2);
+      expect(listed.at(-1)).to.deep.include({ run: 'q1', attempt: 1, status: 'failed', error: 'no answer within 0.3 s' });
+      expect(listed.at(-2), 'retried').to.deep.include({ run: 'q1', attempt: 2, status: 'failed' });
+      expect(silent.received.length, 'the receiver got the POST').to.be.at.least(1);
+    } finally {
+      await delivery.terminate('test over').catch(() => undefined);
+      slowWorker.shutdown();
+      await running;
+      await connection.close();
+      await silent.close();
+    }
   });
 });

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import type { Agent } from 'undici';
-import { createGuardedFetch } from '../../activities/servlets/guarded-fetch';
+import { createGuardedFetch, guardedRequest } from '../../activities/servlets/guarded-fetch';
 import { parseNetworkPolicy } from '../../activities/servlets/network-policy';
 import { AddressRefusedError, createPinnedAgent, pinnedLookup } from '../../activities/servlets/pinned-agent';
 import { startCountingServer, type CountingServer } from '../servlets/counting-server';
@@ -181,6 +181,34 @@ describe('guarded fetch', () => {
       expect(await res.text()).to.contain('over the 1000-byte limit');
     } finally {
       await big.close();
+    }
+  });
+
+  it('answers one guarded request as refused, failed (saying whether in time) or answered, following no redirect', async () => {
+    const policy = parseNetworkPolicy({ blocklist: [], allowlist: ['127.0.0.1'] });
+    const dispatcher = createPinnedAgent(policy, { connectTimeoutMs: 2_000 });
+    agents.push(dispatcher);
+    const options = { policy, dispatcher };
+    expect(await guardedRequest(new URL(`http://127.0.0.2:${target.port}/`), { method: 'GET' }, options)).to.have.property('refused').that.matches(/loopback/);
+    expect(await guardedRequest(new URL(`${target.url}/`), { method: 'GET' }, { ...options, refuseHost: (host) => `not ${host}` })).to.deep.equal({ refused: 'not 127.0.0.1' });
+    expect(target.hits).to.equal(0);
+
+    const site = await startCountingServer('127.0.0.1', (_req, res) => res.writeHead(302, { location: '/end' }).end());
+    const silent = await startCountingServer('127.0.0.1', () => undefined);
+    const closed = await startCountingServer('127.0.0.1');
+    await closed.close();
+    try {
+      const moved = await guardedRequest(new URL(`${site.url}/start`), { method: 'POST', body: 'x' }, options);
+      if (!('response' in moved)) expect.fail(JSON.stringify(moved));
+      expect(moved.response.statusCode).to.equal(302);
+      await moved.response.body.dump();
+      expect(site.hits, 'the redirect is not followed').to.equal(1);
+      expect(await guardedRequest(new URL(`${silent.url}/`), { method: 'GET', signal: AbortSignal.timeout(200) }, options)).to.include({ timeout: true });
+      const refusedConnection = await guardedRequest(new URL(`${closed.url}/`), { method: 'GET' }, options);
+      expect(refusedConnection).to.include({ timeout: false });
+      expect(refusedConnection).to.have.property('failed').that.contains('ECONNREFUSED');
+    } finally {
+      await Promise.all([site.close(), silent.close()]);
     }
   });
 

@@ -1,18 +1,25 @@
 import { PassThrough } from 'node:stream';
+import type Koa from 'koa';
 import type { Context } from 'koa';
 import { z } from 'zod';
 import { notFound } from '../../../errors';
 import { StoredContentMissing } from '../../../store/run-content';
 import { entryCount, findRun, readEntries, type RunRecord } from '../../../store/runs';
-import type { RunReader } from '../../../temporal/run-reader';
 import { isTerminal } from '../../../../workflows/constants';
-import type { HeldEntry, ResultEntry, RunIdentity } from '../../../../workflows/types';
+import type { RunIdentity, RunStatus } from '../../../../workflows/types';
 import type { AppDeps } from '../../deps';
 import { parse } from '../../validate';
+import type { RunReads } from './reads';
 import { createRunWatches, type RunState } from './run-watch';
 
+/**
+ * Emitted on the Koa app by whoever stops serving it (src/server.ts): its open event streams end at once (without
+ * `end`, so their clients reconnect, to another process, and resume), since a stream never finishes by itself.
+ */
+export const APP_CLOSING = 'closing';
+
 /** `Last-Event-ID`: the id of the last entry event the client has (an entry's index in `results`). */
-const lastEventId = z
+export const lastEventId = z
   .string()
   .regex(/^\d{1,15}$/, { error: 'expected the id of the last event received (the index of an entry: a whole number from 0)' })
   .transform(Number);
@@ -20,8 +27,13 @@ const lastEventId = z
 /** A closed run's entries are read, resolved and sent this many at a time (a page of the store). */
 const CLOSED_BATCH = 32;
 
-/** `{"status", "modified_at"}` as run reads format them. */
-const statusData = (status: string, modifiedAt: Date | number) => JSON.stringify({ status, modified_at: new Date(modifiedAt).toISOString() });
+/** The data of `status` and `end` events: the run's status and `modified_at` as run reads format them. */
+export interface RunStatusData {
+  status: RunStatus;
+  modified_at: string;
+}
+const statusData = (status: string, modifiedAt: Date | number) =>
+  JSON.stringify({ status: status as RunStatus, modified_at: new Date(modifiedAt).toISOString() } satisfies RunStatusData);
 
 /**
  * `GET <run path>/events`: the run as Server-Sent Events (docs/runs.md, "Following a run live"). `entry` events
@@ -29,13 +41,32 @@ const statusData = (status: string, modifiedAt: Date | number) => JSON.stringify
  * `end` once the run is closed, then the stream closes; a comment every EVENTS_HEARTBEAT_MS. A closed run streams
  * from its record at once; a live run from the watch all its streams in this process share (run-watch.ts).
  */
-export function runEvents(deps: AppDeps, reader: RunReader, resolve: (entries: HeldEntry[]) => Promise<ResultEntry[]>) {
+export function runEvents(deps: AppDeps, reads: Pick<RunReads, 'current' | 'resolve'>) {
   const { models } = deps.db;
   const { logger } = deps;
-  const watches = createRunWatches({ models, temporal: deps.temporal, logger, config: deps.config }, reader, resolve, {
-    cacheMs: deps.config.LIVE_RUN_CACHE_MS,
-    waitMs: deps.config.LIVE_READ_WAIT_MS,
-  });
+  const { resolve } = reads;
+  const watches = createRunWatches({ models, logger }, reads, { cacheMs: deps.config.LIVE_RUN_CACHE_MS });
+  /** The streams open now, ended when the app closes (APP_CLOSING). */
+  const streams = new Set<EventStream>();
+  const apps = new WeakSet<Koa>();
+  let closing = false;
+  const closeAll = () => {
+    closing = true;
+    for (const out of streams) out.end();
+  };
+  /** Opens `ctx`'s answer as an event stream, ended when it closes or the app does. */
+  const open = (ctx: Context): EventStream => {
+    if (!apps.has(ctx.app)) {
+      apps.add(ctx.app);
+      ctx.app.once(APP_CLOSING, closeAll);
+    }
+    const out = openEventStream(ctx, deps.config.EVENTS_HEARTBEAT_MS);
+    streams.add(out);
+    out.onClose(() => streams.delete(out));
+    // A stream opened while the app closes (on a connection kept alive) ends at once: its client reconnects elsewhere.
+    if (closing) out.end();
+    return out;
+  };
 
   /** After the stream opened nothing is mapped to a status any more: it is logged, and the stream closed. */
   const failed = (record: RunRecord, err: unknown) => {
@@ -104,7 +135,8 @@ export function runEvents(deps: AppDeps, reader: RunReader, resolve: (entries: H
       const from = header === '' ? 0 : parse(lastEventId, header, 'header.last-event-id') + 1;
       const record = await findRun(models, id);
       if (!record) throw notFound(`run "${id.run}"`);
-      const out = openEventStream(ctx, deps.config.EVENTS_HEARTBEAT_MS);
+      const out = open(ctx);
+      if (!out.open) return;
       if (!isTerminal(record.status)) return follow(out, record, from);
       void replayClosed(out, record, from)
         .catch((err: unknown) => failed(record, err))

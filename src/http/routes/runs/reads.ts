@@ -4,21 +4,30 @@ import { LRUCache } from 'lru-cache';
 import { dependencyUnavailable, notFound } from '../../../errors';
 import { unavailableDependency } from '../../../dependencies';
 import { resolveEntry, StoredContentMissing } from '../../../store/run-content';
-import { closeRun, entryCount, findRun, listRuns, readEntries, runCursor, runWorkflowId, type RunRecord } from '../../../store/runs';
+import { entryCount, findRun, listRuns, readEntries, runCursor, runWorkflowId, type RunRecord } from '../../../store/runs';
 import { createTextCache } from '../../../store/text-cache';
 import { createTtlCache } from '../../../ttl-cache';
-import { closeFromWorkflow, GONE_REASON } from '../../../temporal/run-endings';
-import { announceRunClosed } from '../../../temporal/webhook-start';
+import { closeAndAnnounce, closeFromWorkflow, GONE_REASON } from '../../../temporal/run-endings';
 import type { LiveView, RunReader } from '../../../temporal/run-reader';
 import { isTerminal } from '../../../../workflows/constants';
-import type { HeldEntry, ResultEntry, RunIdentity, RunStatus, RunUsage } from '../../../../workflows/types';
+import type { HeldEntry, ResultEntry, RunIdentity } from '../../../../workflows/types';
 import type { AppDeps } from '../../deps';
 import type { Page } from '../../../store/keyset';
-import { presentRun } from '../../presenters/run';
+import { renderRecord, renderRun, type RunBody, type RunHead } from '../../presenters/run-record';
 import { etagFresh } from '../../not-modified';
 
 /** A run list's answer stops adding runs past this size (the first run always goes in); `Link` gives the rest. */
 const LIST_MAX_BYTES = 8 * 1024 * 1024;
+
+/** A live run as it is now (`current`): what reads render, and what event streams send. */
+export type CurrentRun =
+  /** The workflow answered. A terminal status: it has ended the run and is writing its end (the record has it next). */
+  | { kind: 'live'; view: LiveView }
+  /**
+   * The record as the store has it (closed, or its workflow did not answer), and `known`: the entries from the first
+   * that this process has (more than the record's when the workflow got further than its last write).
+   */
+  | { kind: 'record'; record: RunRecord; known: HeldEntry[] };
 
 /**
  * Reading runs. A closed run answers from its record (an ETag from its identity and last change, so a 304 costs no
@@ -40,16 +49,17 @@ export function runReads(deps: AppDeps, reader: RunReader, healLostStart: (recor
   /** A live run's rendered body, per query answer (the reader hands out the same view until it refreshes). */
   const liveBodies = new WeakMap<LiveView, string>();
 
+  const announcing = { models, temporal: deps.temporal, logger: deps.logger, config: deps.config };
+
   const resolve = (entries: HeldEntry[]): Promise<ResultEntry[]> => Promise.all(entries.map((e) => resolveEntry(e, texts.load)));
   const storedEntries = (record: RunRecord) => ({
     count: entryCount(record),
     read: (from: number, to: number) => readEntries(models, record, from, to),
     createdAt: record.created_at.getTime(),
   });
-  const allEntries = (record: RunRecord) => readEntries(models, record, 0, entryCount(record));
-  /** `head`: the run's name and creation time (a record, or what a query said when the record cannot be read). */
-  const render = async (head: { name: string; created_at: Date | number }, run: { status: RunStatus | string; modifiedAt: Date | number; entries: HeldEntry[]; usage?: RunUsage | null }) =>
-    JSON.stringify(presentRun({ name: head.name, status: run.status, results: await resolve(run.entries), createdAt: head.created_at, modifiedAt: run.modifiedAt, usage: run.usage }));
+  /** A run's JSON as reads answer it (presenters/run-record.ts: webhooks send the same). */
+  const render = async (head: RunHead, run: RunBody) => JSON.stringify(await renderRun(head, run, texts.load));
+  const renderStored = async (record: RunRecord) => JSON.stringify(await renderRecord(models, record, texts.load));
 
   /** A closed run's ETag: it never changes once closed, so its identity and last change name its body. */
   const closedEtag = (record: RunRecord, modifiedAt: number, count: number) =>
@@ -68,14 +78,14 @@ export function runReads(deps: AppDeps, reader: RunReader, healLostStart: (recor
     }
     let body = closedBodies.get(etag);
     if (body === undefined) {
-      body = await render(record, from ?? { status: record.status, modifiedAt, entries: await allEntries(record), usage: record.usage });
+      body = from ? await render(record, from) : await renderStored(record);
       closedBodies.set(etag, body);
     }
     ctx.type = 'application/json';
     ctx.body = body;
   };
 
-  const sendLive = async (ctx: Context, head: { name: string; created_at: Date | number }, view: LiveView) => {
+  const sendLive = async (ctx: Context, head: RunHead, view: LiveView) => {
     let body = liveBodies.get(view);
     if (body === undefined) {
       body = await render(head, view);
@@ -88,25 +98,53 @@ export function runReads(deps: AppDeps, reader: RunReader, healLostStart: (recor
   };
 
   /** The record's run, with the entries this process knows beyond its last write. */
-  const sendRecord = async (ctx: Context, record: RunRecord, known: HeldEntry[] = []) => {
-    const stored = entryCount(record);
-    const entries = known.length > stored ? known : await allEntries(record);
+  const sendRecord = async (ctx: Context, record: RunRecord, known: HeldEntry[]) => {
     ctx.set('Cache-Control', 'no-store');
     ctx.set('Run-Source', 'record');
     ctx.type = 'application/json';
-    ctx.body = await render(record, { status: record.status, modifiedAt: record.modified_at, entries, usage: record.usage });
+    ctx.body = known.length > entryCount(record) ? await render(record, { status: record.status, modifiedAt: record.modified_at, entries: known, usage: record.usage }) : await renderStored(record);
   };
 
-  /** The record again, straight from the store, after its run was ended here or by its workflow. */
-  const reload = async (id: RunIdentity) => {
-    records.forget(runWorkflowId(id));
-    reader.forget(runWorkflowId(id));
-    return findRun(models, id);
+  /**
+   * The live run of `record` (a record not closed, as cached or last read) as it is now: the workflow's answer while
+   * it gives one; else the record, after settling what Temporal said: a run whose workflow closed or is gone without
+   * writing its end is ended here (and announced), a lost start is healed. null when the record is gone (deleted).
+   * `reread: false` answers a workflow that does not answer (or a run not started yet) with `record` as given, not read
+   * from the store again: a stream's watch reads it at most once a second, while polls read it each time.
+   */
+  const current = async (record: RunRecord, options: { reread?: boolean } = {}): Promise<CurrentRun | null> => {
+    const runId = record._id;
+    const live = await reader.read(runId, storedEntries(record));
+    if (live.kind === 'live') {
+      // The workflow has ended the run and is writing its end: the next read takes the closed record.
+      if (isTerminal(live.view.status)) {
+        records.forget(runId);
+        reader.forget(runId);
+      }
+      return live;
+    }
+    const gone = live.kind === 'gone';
+    const settled = live.kind === 'closed' || (gone && record.started);
+    if (live.kind === 'closed') await closeFromWorkflow(announcing, runId, live.status);
+    else if (settled) await closeAndAnnounce(announcing, runId, GONE_REASON);
+    else if (gone) await healLostStart(record);
+    const known = live.kind === 'unavailable' ? live.entries : [];
+    if (!settled && options.reread === false) return { kind: 'record', record, known };
+    // The record as the store has it now (the cached one may be a status behind); once settled, straight from the
+    // store and not kept (the next read reads it again).
+    records.forget(runId);
+    if (settled) reader.forget(runId);
+    const fresh = settled ? await findRun(models, runId) : await records.get(runId, () => findRun(models, runId));
+    if (!fresh) return null;
+    // What this process knew of an earlier run of the name (deleted since) is not this one's.
+    return { kind: 'record', record: fresh, known: fresh.created_at.getTime() === record.created_at.getTime() ? known : [] };
   };
 
   return {
     /** Entries as reads present them: references resolved (through this process's copies of stored texts). */
     resolve,
+
+    current,
 
     /** Forgets this process's copies of a run's record (the task was deleted, or the run changed through it). */
     forgetRecords(prefix: string) {
@@ -144,7 +182,7 @@ export function runReads(deps: AppDeps, reader: RunReader, healLostStart: (recor
       for (const [i, record] of found.items.entries()) {
         let body: string;
         try {
-          body = await render(record, { status: record.status, modifiedAt: record.modified_at, entries: await allEntries(record), usage: record.usage });
+          body = await renderStored(record);
         } catch (err) {
           if (err instanceof StoredContentMissing && !(await findRun(models, record._id))) continue;
           throw err;
@@ -167,30 +205,10 @@ export function runReads(deps: AppDeps, reader: RunReader, healLostStart: (recor
     }
     if (!record) throw notFound(`run "${id.run}"`);
     if (isTerminal(record.status)) return sendClosed(ctx, record);
-    const live = await reader.read(record._id, storedEntries(record));
-    if (live.kind === 'live') {
-      if (!isTerminal(live.view.status)) return sendLive(ctx, record, live.view);
-      // The workflow has ended the run and is writing its end: the next read takes the closed record.
-      records.forget(record._id);
-      reader.forget(record._id);
-      return sendClosed(ctx, record, live.view);
-    }
-    if (live.kind === 'closed' || (live.kind === 'gone' && record.started)) {
-      const closing = { models, temporal: deps.temporal, logger: deps.logger, config: deps.config };
-      if (live.kind === 'closed') await closeFromWorkflow(closing, record._id, live.status);
-      else if (await closeRun(models, record._id, GONE_REASON)) {
-        deps.logger.warn({ run: record._id }, 'run ended: its workflow is gone');
-        await announceRunClosed(closing, record._id);
-      }
-      const fresh = await reload(id);
-      if (!fresh) throw notFound(`run "${id.run}"`);
-      return isTerminal(fresh.status) ? sendClosed(ctx, fresh) : sendRecord(ctx, fresh);
-    }
-    if (live.kind === 'gone') await healLostStart(record);
-    // The record as the store has it now (the cached one may be a status behind), with the entries known beyond it.
-    records.forget(record._id);
-    const current = (await records.get(record._id, () => findRun(models, id))) ?? record;
-    return sendRecord(ctx, current, live.kind === 'unavailable' ? live.entries : []);
+    const run = await current(record);
+    if (!run) throw notFound(`run "${id.run}"`);
+    if (run.kind === 'live') return isTerminal(run.view.status) ? sendClosed(ctx, record, run.view) : sendLive(ctx, record, run.view);
+    return isTerminal(run.record.status) ? sendClosed(ctx, run.record) : sendRecord(ctx, run.record, run.known);
   }
 
   /**

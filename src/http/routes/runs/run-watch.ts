@@ -1,17 +1,14 @@
-import type { Client } from '@temporalio/client';
 import { unavailableDependency } from '../../../dependencies';
 import type { Logger } from '../../../logger';
 import type { Models } from '../../../store/models';
-import { closeRun, entryCount, findRun, readEntries, type RunRecord } from '../../../store/runs';
-import { closeFromWorkflow, GONE_REASON } from '../../../temporal/run-endings';
-import { announceRunClosed, type AnnounceDeps } from '../../../temporal/webhook-start';
-import type { RunReader } from '../../../temporal/run-reader';
+import { entryCount, findRun, readEntries, type RunRecord } from '../../../store/runs';
 import { isTerminal } from '../../../../workflows/constants';
-import type { HeldEntry, ResultEntry } from '../../../../workflows/types';
+import type { HeldEntry, RunStatus } from '../../../../workflows/types';
+import type { RunReads } from './reads';
 
 /** A run as its streams see it. */
 export interface RunState {
-  status: string;
+  status: RunStatus;
   modifiedAt: number;
   /** Entries known, from the first: entries never change once written, so this only grows. */
   count: number;
@@ -31,41 +28,38 @@ export interface Watch {
 
 /** The fastest a watch reads, whatever LIVE_RUN_CACHE_MS says (0 would make every read a query). */
 const MIN_TICK_MS = 100;
-/** While the store is read for a run whose workflow does not answer, it is read at most this often. */
+/** While the workflow does not answer (or has not started), the run's record is read at most this often. */
 const RECORD_EVERY_MS = 1_000;
 
 /**
- * One watch per live run followed in this process, shared by all its streams: it reads the run through the shared
- * live reader (run-reader.ts) every half `cacheMs` (the Python client's poll interval at the default), so a run's
- * streams cost what one poller costs, and no more queries than its polls would: a query goes out only once the
- * reader's answer is `cacheMs` old, and polls of the run share it. While the workflow does not answer, the run is
- * what the record and the reader have; a run whose workflow closed or is gone is settled as a read settles it (its
- * end written when its workflow did not write it). A watch stops with its last stream, or when its run ends.
+ * One watch per live run followed in this process, shared by all its streams: it reads the run as a read does
+ * (`current`, reads.ts: through the shared live reader, run-reader.ts) every half `cacheMs` (the Python client's poll
+ * interval at the default), so a run's streams cost what one poller costs, and no more queries than its polls would:
+ * a query goes out only once the reader's answer is `cacheMs` old, and polls of the run share it. While the workflow
+ * does not answer, the run is what the record and the reader have; a run whose workflow closed or is gone is settled
+ * as a read settles it, a lost start healed. The run ends for its streams once its record is closed (after the
+ * workflow said it ended the run, its record is read for its end). A watch stops with its last stream, or when its
+ * run ends.
  */
 export function createRunWatches(
-  deps: { models: Models; temporal: Client; logger: Logger; config: AnnounceDeps['config'] },
-  reader: RunReader,
-  resolve: (entries: HeldEntry[]) => Promise<ResultEntry[]>,
-  timing: { cacheMs: number; waitMs: number },
+  deps: { models: Models; logger: Logger },
+  reads: Pick<RunReads, 'current' | 'resolve'>,
+  timing: { cacheMs: number },
 ) {
   const { models, logger } = deps;
   const tickMs = Math.max(timing.cacheMs / 2, MIN_TICK_MS);
-  // The reader answers a read at once with its last answer while a refresh runs, and says nothing when the refresh
-  // is rejected (the workflow closed): an answer unchanged for longer than a live workflow takes to give a new one
-  // (its age, then a query up to the reader's wait, which makes it `unavailable`) means that; the watch then reads
-  // afresh, waiting for the workflow's own word.
-  const staleMs = timing.cacheMs + timing.waitMs + 2 * tickMs;
   const watches = new Map<string, Shared>();
 
   class Shared {
     readonly listeners = new Set<() => void>();
     state: RunState | undefined;
     private readonly entries: HeldEntry[] = [];
-    private readonly rendered: Array<Promise<string> | undefined> = [];
+    /**
+     * Entries being resolved, shared by the streams asking at once; dropped once resolved (the text cache keeps
+     * the stored contents), so a watch holds no rendered entry for longer than a send.
+     */
+    private readonly resolving = new Map<number, Promise<string>>();
     private readonly createdAt: number;
-    private lastView: unknown;
-    /** When `lastView` was first seen. */
-    private viewSince = 0;
     private recordReadAt = 0;
     private timer: NodeJS.Timeout | undefined;
     private stopped = false;
@@ -80,16 +74,14 @@ export function createRunWatches(
     }
 
     entryJson(index: number): Promise<string> {
-      let json = this.rendered[index];
+      let json = this.resolving.get(index);
       if (!json) {
         const entry = this.entries[index];
         if (entry === undefined) return Promise.reject(new Error(`entry ${index} of ${this.record._id} is not known yet`));
-        json = resolve([entry]).then(([resolved]) => JSON.stringify(resolved));
-        this.rendered[index] = json;
-        // A failed load (the store did not answer) is tried again by the next stream that needs it.
-        json.catch(() => {
-          if (this.rendered[index] === json) this.rendered[index] = undefined;
-        });
+        json = reads.resolve([entry]).then(([resolved]) => JSON.stringify(resolved));
+        this.resolving.set(index, json);
+        const done = () => void this.resolving.delete(index);
+        json.then(done, done);
       }
       return json;
     }
@@ -100,7 +92,7 @@ export function createRunWatches(
       this.stopped = true;
       clearTimeout(this.timer);
       if (watches.get(this.record._id) === this) watches.delete(this.record._id);
-      if (end) this.update({ ...(this.state ?? { status: this.record.status, modifiedAt: this.record.modified_at.getTime(), count: this.entries.length }), end });
+      if (end) this.update({ ...(this.state ?? { status: this.record.status as RunStatus, modifiedAt: this.record.modified_at.getTime(), count: this.entries.length }), end });
     }
 
     private async tick() {
@@ -116,51 +108,33 @@ export function createRunWatches(
 
     /** Reads the run once. */
     private async observe(): Promise<void> {
-      const runId = this.record._id;
-      const live = await reader.read(runId, {
-        count: entryCount(this.record),
-        read: (from, to) => readEntries(models, this.record, from, to),
-        createdAt: this.createdAt,
-      });
-      if (this.stopped) return;
       const now = Date.now();
-      if (live.kind === 'live') {
-        if (live.view !== this.lastView) {
-          this.lastView = live.view;
-          this.viewSince = now;
-        } else if (now - this.viewSince >= staleMs) {
-          reader.forget(runId);
-          this.lastView = undefined;
-          return;
-        }
-        this.learn(live.view.entries);
-        const closed = isTerminal(live.view.status);
-        // The workflow has ended the run and is writing its end: what it answered is the whole run.
-        if (closed) reader.forget(runId);
-        this.update({ status: live.view.status, modifiedAt: live.view.modifiedAt, count: this.entries.length, end: closed ? 'closed' : undefined });
-        return;
-      }
-      this.lastView = undefined;
-      if (live.kind === 'unavailable') {
-        this.learn(live.entries);
-        if (this.state && now - this.recordReadAt < RECORD_EVERY_MS) return this.update({ ...this.state, count: this.entries.length });
-      }
-      if (live.kind === 'closed') await closeFromWorkflow(deps, runId, live.status);
-      else if (live.kind === 'gone' && this.record.started && (await closeRun(models, runId, GONE_REASON))) {
-        logger.warn({ run: runId }, 'run ended: its workflow is gone');
-        await announceRunClosed(deps, runId);
-      }
-      if (live.kind !== 'unavailable') reader.forget(runId);
-      // The record as the store has it now, with the entries this process knows beyond it.
-      this.recordReadAt = now;
-      const current = await findRun(models, runId);
+      const reread = now - this.recordReadAt >= RECORD_EVERY_MS;
+      const run = await reads.current(this.record, { reread });
       if (this.stopped) return;
-      if (!current || !this.sameRun(current)) return this.stop('deleted');
-      this.record = current;
-      const stored = entryCount(current);
-      if (stored > this.entries.length) this.entries.push(...(await readEntries(models, current, this.entries.length, stored)));
-      const closed = isTerminal(current.status);
-      this.update({ status: current.status, modifiedAt: current.modified_at.getTime(), count: this.entries.length, end: closed ? 'closed' : undefined });
+      if (run?.kind === 'live') {
+        this.learn(run.view.entries);
+        if (!isTerminal(run.view.status)) return this.update({ status: run.view.status, modifiedAt: run.view.modifiedAt, count: this.entries.length });
+        // The workflow has ended the run and is writing its end: the run ends with its record's end (a run deleted
+        // meanwhile, with its task, ends as deleted). Until the record has it, the streams keep the last status.
+        const record = await findRun(models, this.record._id);
+        if (this.stopped) return;
+        if (!record || !this.sameRun(record)) return this.stop('deleted');
+        if (!isTerminal(record.status)) return this.state && this.update({ ...this.state, count: this.entries.length });
+        return this.settle(record, []);
+      }
+      if (!run || !this.sameRun(run.record)) return this.stop('deleted');
+      if (run.record !== this.record || reread) this.recordReadAt = now;
+      return this.settle(run.record, run.known);
+    }
+
+    /** The run as `record` has it, with the entries this process knows beyond it (`known`, from the first). */
+    private async settle(record: RunRecord, known: HeldEntry[]) {
+      this.record = record;
+      this.learn(known);
+      const stored = entryCount(record);
+      if (stored > this.entries.length) this.entries.push(...(await readEntries(models, record, this.entries.length, stored)));
+      this.update({ status: record.status as RunStatus, modifiedAt: record.modified_at.getTime(), count: this.entries.length, end: isTerminal(record.status) ? 'closed' : undefined });
     }
 
     /** `list`: entries from the first (a prefix of the run's, or more of it than this watch has). */
