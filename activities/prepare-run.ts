@@ -1,5 +1,5 @@
 import type { Models } from '../src/store/models';
-import { findRun, recordProgress } from '../src/store/runs';
+import { findRun, recordOpenProgress } from '../src/store/runs';
 import { maxTokensFor, type TaskVersionRecord } from '../src/store/tasks';
 import { LEVEL } from '../workflows/constants';
 import { runFailure } from '../workflows/failures';
@@ -55,7 +55,10 @@ export function createPrepare(parts: {
     if (tools.length) entries.push({ msg: `tools offered: ${tools.map((t) => t.name).join(', ')}`, time: now, level: LEVEL.info });
     entries.push({ msg: 'prompt', exchange: { role: 'user', content: prompt } });
     const messages: Message[] = [{ role: 'user', text: prompt }];
-    await recordProgress(models, input.run.id, { status: 'running', modifiedAt: now, entries: { from: entriesFrom, items: entries }, messages: { from: 0, items: messages } });
+    // A run closed before its workflow got here (cancelled before it started, while a trigger started it) stays closed.
+    if (!(await recordOpenProgress(models, input.run, { status: 'running', modifiedAt: now, entries: { from: entriesFrom, items: entries }, messages: { from: 0, items: messages } }))) {
+      throw runFailure('RunClosed', 'the run had already ended');
+    }
     await contents.saved(input.run, 0, messages);
     return {
       prepared: {

@@ -2,7 +2,9 @@ import { Context } from '@temporalio/activity';
 import { clearDeferredStart, closeRun, deferredStarts, findRun } from '../src/store/runs';
 import { findTask } from '../src/store/tasks';
 import { closeFromWorkflow, type ClosedStatus } from '../src/temporal/run-endings';
-import { startFromRecord } from '../src/temporal/start-run';
+import { liveRunLifetimeMs, startFromRecord } from '../src/temporal/start-run';
+import { deleteStaleMarks } from '../src/store/live-runs';
+import { deleteExpiredCounts } from '../src/store/rate-limit-counts';
 import { announceRunClosed, retryDeferredAnnouncements } from '../src/temporal/webhook-start';
 import { unavailableDependency } from '../src/dependencies';
 import { runTask } from '../workflows/run-task';
@@ -27,10 +29,25 @@ export function createReconcileActivities(deps: ActivityDeps) {
       if (task && task._id.equals(record.task_id)) {
         await startFromRecord({ models, temporal: deps.temporal, config: deps.config }, record, task);
         started = 1;
-      } else await closeRun(models, record._id, 'the task was deleted before the run could start');
+      } else if (await closeRun(models, record._id, 'the task was deleted before the run could start')) {
+        await announceRunClosed({ models, temporal: deps.temporal, logger: deps.logger, config: deps.config }, record._id);
+      }
     }
     await clearDeferredStart(models, runId);
     return started;
+  };
+
+  /** Ends a run whose start kept failing for its own reason (the reason is in the log), and forgets its deferral. */
+  const giveUp = async (runId: string): Promise<void> => {
+    const { models } = deps.db;
+    const reason = `the run could not be started (its start kept failing for over ${Math.ceil(deps.config.RUN_TIMEOUT_MS / 60_000)} min)`;
+    try {
+      if (await closeRun(models, runId, reason)) await announceRunClosed({ models, temporal: deps.temporal, logger: deps.logger, config: deps.config }, runId);
+      await clearDeferredStart(models, runId);
+      deps.logger.error({ run: runId }, 'reconciler gave up starting a deferred run and ended it');
+    } catch (err) {
+      deps.logger.warn({ run: runId, err }, 'reconciler could not end a deferred run it gave up on; it tries again next pass');
+    }
   };
 
   return {
@@ -80,14 +97,19 @@ export function createReconcileActivities(deps: ActivityDeps) {
         } catch (err) {
           // Temporal or MongoDB still not answering: every start waits for the next pass.
           if (unavailableDependency(err)) throw err;
-          // Anything else is this run's own problem: logged, and kept for the next pass, without holding up the rest.
+          // Anything else is this run's own problem, without holding up the rest: logged and tried again on the next
+          // passes, until the run's time limit has passed since the first failure; then the run ends.
           deps.logger.warn({ run: deferred._id, err }, 'reconciler could not start a deferred run');
+          if (Date.now() - deferred.at.getTime() >= deps.config.RUN_TIMEOUT_MS) await giveUp(deferred._id);
         }
       }
       if (started) deps.logger.info({ started }, 'reconciler started runs whose start had failed');
       // Closed runs whose announcement failed (webhook delivery, live-run count): announced again.
       const announced = await retryDeferredAnnouncements({ models, temporal: deps.temporal, logger: deps.logger, config: deps.config }, DEFERRED_STARTS_PER_PASS);
       if (announced) deps.logger.info({ announced }, 'reconciler announced closed runs whose announcement had failed');
+      // Left-overs no live run needs: live-run marks older than any run lives, rate-limit counts of past minutes.
+      const swept = (await deleteStaleMarks(models, liveRunLifetimeMs(deps.config))) + (await deleteExpiredCounts(models));
+      if (swept) deps.logger.debug({ swept }, 'reconciler deleted stale live-run marks and expired rate-limit counts');
       return started;
     },
   };

@@ -1,6 +1,7 @@
 import { Context } from '@temporalio/activity';
+import { ApplicationFailure } from '@temporalio/common';
 import { storeText } from '../src/store/run-content';
-import { recordProgress, type RunProgress } from '../src/store/runs';
+import { recordOpenProgress, type RunProgress } from '../src/store/runs';
 import { findTaskVersion, openTaskKey, type TaskVersionRecord } from '../src/store/tasks';
 import { createTtlCache } from '../src/ttl-cache';
 import { announceRunClosed } from '../src/temporal/webhook-start';
@@ -47,6 +48,11 @@ export function createRunActivities(deps: ActivityDeps) {
   const prepare = createPrepare({ deps, contents, loadVersion, store });
   /** What starting a closed run's webhook delivery needs (src/temporal/webhook-start.ts). */
   const closed = { models, temporal: deps.temporal, logger: deps.logger, config: deps.config };
+  /** Whether the run's record is closed (or is not this run's any more). */
+  const runIsClosed = async (run: RunRef) => {
+    const record = await models.Run.findById(run.id, { status: 1, created_at: 1 }).lean<{ status: string; created_at: Date }>();
+    return !record || isTerminal(record.status) || (typeof run.createdAt === 'number' && record.created_at.getTime() !== run.createdAt);
+  };
 
   /**
    * This process's provider and tool calls in flight, by run: a cancelled run's workflow stops them at once through
@@ -74,7 +80,8 @@ export function createRunActivities(deps: ActivityDeps) {
      */
     async recordRun(input: RunProgress & { run: RunRef; transition?: boolean }): Promise<void> {
       const { run, transition: _transition, ...progress } = input;
-      await recordProgress(models, run.id, progress);
+      // A closed record is left as it is (the workflow may not know it was closed: see callModel).
+      await recordOpenProgress(models, run, progress);
       if (progress.messages) await contents.saved(run, progress.messages.from, progress.messages.items);
       // Retried (a local activity) while the close can be neither announced nor noted for the reconciler.
       if (isTerminal(progress.status) && !(await announceRunClosed(closed, run.id))) throw new Error('the store did not answer: the run\'s close could not be announced');
@@ -97,19 +104,29 @@ export function createRunActivities(deps: ActivityDeps) {
     async callModel(input: ModelCallInput): Promise<ModelTurn & { finishedAt?: number }> {
       // The end's write heartbeats too: a slow store must not make the call look lost (and be made again).
       return tracked(input.run, async (signal) => {
+        // A call that may end the run is made again when the workflow did not hear how the last one ended (a worker
+        // or Temporal lost meanwhile): if that one recorded the run's end, it stands, and the model is not asked again.
+        if (input.finish && (await runIsClosed(input.run))) throw runFailure('RunClosed', 'the run had already ended');
         const turn = await modelTurn(input, signal);
         if (!input.finish || turn.toolCalls.length > 0) return turn;
-        const finishedAt = Date.now();
         const usage = addModelCall(input.usage, turn.usage);
+        // Past the token budget the answer is the run's failure, which the workflow records.
+        if (input.maxTotalTokens && usage.input_tokens + usage.output_tokens > input.maxTotalTokens) return turn;
+        const finishedAt = Date.now();
         try {
-          await recordProgress(models, input.run.id, { status: 'ready', modifiedAt: finishedAt, entries: { from: input.entriesFrom, items: [finalEntry(turn.text)] }, usage });
+          if (!(await recordOpenProgress(models, input.run, { status: 'ready', modifiedAt: finishedAt, entries: { from: input.entriesFrom, items: [finalEntry(turn.text)] }, usage }))) {
+            throw runFailure('RunClosed', 'the run had already ended');
+          }
         } catch (err) {
+          if (err instanceof ApplicationFailure) throw err;
           // The model has answered: failing now would call it again. The workflow records the end instead (its own
           // write, retried), at the same entry, so a write of this one applied late (a stalled store) says the same.
           deps.logger.warn({ run: input.run.id, err }, 'could not record the run\'s end with its final answer; the workflow records it');
           return turn;
         }
-        await announceRunClosed(closed, input.run.id);
+        // Neither announced nor noted for the reconciler (the store stopped answering): the workflow records the end
+        // itself, and its write (retried) announces it.
+        if (!(await announceRunClosed(closed, input.run.id))) return turn;
         return { ...turn, finishedAt };
       });
     },

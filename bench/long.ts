@@ -8,11 +8,11 @@ import type { Client } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { runWorkflowId } from '../src/temporal/ids';
-import { lastUserText, openaiText, openaiToolCall, type RecordedRequest, type Responder } from '../test/helpers/fake-provider';
+import { lastUserText, openaiText, openaiToolCall, type RecordedRequest } from '../test/helpers/fake-provider';
 import { buildTestServlets } from '../test/helpers/servlets';
 import type { runTask } from '../workflows/run-task';
 import { cpuSeconds, round } from './measure';
-import type { startBenchStack } from './stack';
+import type { PartDeps } from './stack';
 
 const TURNS = 50;
 const TOOL_KIB = 100;
@@ -59,24 +59,13 @@ export interface LongRunFigures {
   verdict: { historyBytes: string; workerCpu: string };
 }
 
-export interface LongRunDeps {
-  stack: Awaited<ReturnType<typeof startBenchStack>>;
-  /** The API with the bench user's session; JSON unless `init.headers` says otherwise. */
-  api: (path: string, init?: RequestInit) => Promise<Response>;
-  /** The stack's processes by name, sampled at every model request of the measured run. */
-  pids: Record<string, number>;
-  /** What the fake answers every request that is not the long task's (the scripted responder is global). */
-  otherwise: Responder;
-  log: (msg: string) => void;
-}
-
 interface Sample {
   at: number;
   cpu: Record<string, number>;
   requestBytes: number;
 }
 
-export async function benchLongRun({ stack, api, pids, otherwise, log }: LongRunDeps): Promise<LongRunFigures> {
+export async function benchLongRun({ stack, api, pids, otherwise, log }: PartDeps): Promise<LongRunFigures> {
   const signed = await setUp(api);
   const samples: Sample[] = [];
   const calls = new Map<string, number>();
@@ -141,7 +130,7 @@ export async function benchLongRun({ stack, api, pids, otherwise, log }: LongRun
 const workflowId = (run: string) => runWorkflowId({ owner: 'bench', profile: PROFILE, task: TASK, run });
 
 /** Publishes the bulk servlet, installs it as `big` in a profile of its own with a task there: the task's signed URL. */
-async function setUp(api: LongRunDeps['api']): Promise<string> {
+async function setUp(api: PartDeps['api']): Promise<string> {
   const { bulk } = await buildTestServlets();
   const json = (body: unknown): RequestInit => ({ method: 'POST', body: JSON.stringify(body) });
   await expectStatus(api('/api/servlets/~/bulk', { method: 'PUT', headers: { 'content-type': 'application/wasm' }, body: bulk }), 'publishing the bulk servlet');
@@ -162,7 +151,7 @@ async function expectStatus(pending: Promise<Response>, what: string): Promise<R
 }
 
 /** Triggers a run of the long task named `run` and waits for its end; throws with the run's last entry unless ready. */
-async function runToReady(client: Client, api: LongRunDeps['api'], signed: string, run: string): Promise<void> {
+async function runToReady(client: Client, api: PartDeps['api'], signed: string, run: string): Promise<void> {
   await (await expectStatus(fetch(signed, { method: 'POST', headers: { 'content-type': 'application/json', 'run-id': run }, body: JSON.stringify({ text: run }) }), `triggering ${run}`)).arrayBuffer();
   const outcome = await client.workflow.getHandle<typeof runTask>(workflowId(run)).result();
   if (outcome.status === 'ready') return;

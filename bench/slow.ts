@@ -11,11 +11,11 @@ import type { Client } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import pLimit from 'p-limit';
 import { runWorkflowId } from '../src/temporal/ids';
-import { lastUserText, openaiText, type RecordedRequest, type Responder } from '../test/helpers/fake-provider';
+import { lastUserText, openaiText, type RecordedRequest } from '../test/helpers/fake-provider';
 import { round, rssMb } from './measure';
 import { measureHeld } from './slow-held';
 import { measurePhase, noCalls, settle, trigger } from './slow-phase';
-import { startChild, type startBenchStack } from './stack';
+import { startChild, type PartDeps } from './stack';
 
 const RUNS = 1000;
 const DELAY_MS = 10_000;
@@ -29,17 +29,6 @@ const PROMPT_MARK = 'Slow:';
 const WARM_UP_RUNS = 100;
 /** Runs of the two-worker phase whose history is read to see which worker made the provider call. */
 const IDENTITY_SAMPLE = 100;
-
-export interface SlowDeps {
-  stack: Awaited<ReturnType<typeof startBenchStack>>;
-  /** The API with the bench user's session; JSON. */
-  api: (path: string, init?: RequestInit) => Promise<Response>;
-  /** The stack's processes by name (api, worker, ferretdb, temporal). */
-  pids: Record<string, number>;
-  /** What the fake answers every request that is not the slow task's (the scripted responder is global). */
-  otherwise: Responder;
-  log: (msg: string) => void;
-}
 
 type Measured = Awaited<ReturnType<typeof measurePhase>>;
 export type PhaseFigures = Omit<Measured, 'rssPeakMb'> & {
@@ -63,7 +52,7 @@ export interface SlowFigures {
   target: { limitSeconds: number; oneWorker: boolean; twoWorkers: boolean };
 }
 
-export async function benchSlowModel({ stack, api, pids, otherwise, log }: SlowDeps): Promise<SlowFigures> {
+export async function benchSlowModel({ stack, api, pids, otherwise, log }: PartDeps): Promise<SlowFigures> {
   const signed = await setUp(api);
   let calls = noCalls();
   const mine = new Set<RecordedRequest>();
@@ -156,7 +145,7 @@ async function warmUpRun(client: Client, signed: string, run: string): Promise<v
   await client.workflow.getHandle(workflowId(run)).result();
 }
 
-async function setUp(api: SlowDeps['api']): Promise<string> {
+async function setUp(api: PartDeps['api']): Promise<string> {
   const task = { runner: 'openai', openai: { prompt: `${PROMPT_MARK} {{ text }}`, model: 'bench' }, settings: { key: 'sk-bench-task-key' } };
   const put = await api(`/api/tasks/~/default/${TASK}`, { method: 'PUT', body: JSON.stringify(task) });
   if (put.status !== 201 && put.status !== 200) throw new Error(`creating the slow task answered ${put.status}: ${await put.text()}`);
@@ -195,7 +184,7 @@ async function stopChild(child: ChildProcess): Promise<void> {
  * Which worker made the provider call of every tenth run of the two-worker phase (the activity's identity). A run
  * whose history cannot be read counts as `unreadable`, and its record's status is logged.
  */
-async function callsByWorker(client: Client, workers: Record<string, number>, api: SlowDeps['api'], log: SlowDeps['log']): Promise<Record<string, number>> {
+async function callsByWorker(client: Client, workers: Record<string, number>, api: PartDeps['api'], log: PartDeps['log']): Promise<Record<string, number>> {
   const byPid = new Map(Object.entries(workers).map(([k, pid]) => [String(pid), k]));
   const counts: Record<string, number> = {};
   const limit = pLimit(10);

@@ -8,7 +8,7 @@ import { NativeConnection, Worker } from '@temporalio/worker';
 import { SEARCH_ATTRIBUTES } from '../src/temporal/search-attributes';
 import { testEnv } from '../test/helpers/env';
 import { startFerretDb } from '../test/helpers/ferretdb';
-import { startFakeProvider } from '../test/helpers/fake-provider';
+import { startFakeProvider, type Responder } from '../test/helpers/fake-provider';
 import { freePort, waitForPort } from '../test/helpers/net';
 import { createBaselineActivities } from './baseline/activities';
 
@@ -27,6 +27,18 @@ export function startChild(file: string, args: string[], env: Record<string, str
   });
   process.stderr.write(`[bench] ${file} logs to ${log}\n`);
   return child;
+}
+
+/** What a part of the bench that scripts the fake provider and samples the processes is given (bench/slow.ts, bench/long.ts). */
+export interface PartDeps {
+  stack: Awaited<ReturnType<typeof startBenchStack>>;
+  /** The API with the bench user's session; JSON unless `init.headers` says otherwise. */
+  api: (path: string, init?: RequestInit) => Promise<Response>;
+  /** The stack's processes by name (api, worker, ferretdb, temporal). */
+  pids: Record<string, number>;
+  /** What the fake answers every request that is not the part's own (the scripted responder is global). */
+  otherwise: Responder;
+  log: (msg: string) => void;
 }
 
 /**

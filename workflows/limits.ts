@@ -1,11 +1,18 @@
+import { ActivityCancellationType } from '@temporalio/workflow';
+
 /**
  * Activity timeouts, in one place. Remote calls are also cut to what is left of the run's time limit (run-task.ts). Retries of provider calls happen in the workflow (so the run can show `pending`
  * while it waits), hence every remote activity has a single attempt; local bookkeeping retries until it lands.
  */
+/**
+ * A cancelled run waits for its local write in flight to end (WAIT_CANCELLATION_COMPLETED) before it records `error`:
+ * abandoned (Temporal's default), the write would land after the end and leave the record `running` for ever.
+ */
+const AWAIT_WRITE = { cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED } as const;
 /** Prepare reads the task and writes the record: retried through a database stall of minutes, not a template's fault. */
-export const PREPARE = { startToCloseTimeout: '30s', scheduleToCloseTimeout: '5m', retry: { initialInterval: '500ms', maximumInterval: '10s' } } as const;
+export const PREPARE = { ...AWAIT_WRITE, startToCloseTimeout: '30s', scheduleToCloseTimeout: '5m', retry: { initialInterval: '500ms', maximumInterval: '10s' } } as const;
 /** A record write must eventually land: the record is what serves closed runs. */
-export const RECORD = { startToCloseTimeout: '30s', retry: { initialInterval: '200ms', maximumInterval: '10s' } } as const;
+export const RECORD = { ...AWAIT_WRITE, startToCloseTimeout: '30s', retry: { initialInterval: '200ms', maximumInterval: '10s' } } as const;
 /** The provider call heartbeats; a dead worker's call is retried by the workflow after the heartbeat timeout. */
 export const providerCall = (heartbeatMs: number, timeoutMs: number) =>
   ({ startToCloseTimeout: timeoutMs, heartbeatTimeout: heartbeatMs, retry: { maximumAttempts: 1 } }) as const;

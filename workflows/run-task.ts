@@ -130,10 +130,19 @@ export async function runTask(input: RunInput): Promise<RunOutcome> {
   const modelTurn = async (prepared: PreparedRun): Promise<ModelTurn & { finishedAt?: number }> => {
     const model = { runner: prepared.runner, model: prepared.model, maxTokens: prepared.maxTokens, toolSpecs: prepared.toolSpecs };
     for (let attempt = 1; ; attempt++) {
-      // With nothing left to write, an answer without tool calls ends the run in the same activity (unless a token
-      // budget could still turn that answer into the run's failure).
-      const finish = log.allRecorded && !limits.maxTotalTokens;
-      const call: ModelCallInput = { run, taskId: input.taskId, taskVersion: input.taskVersion, model, messages: log.messages, entriesFrom: log.total, finish, usage: log.usage };
+      // With nothing left to write, an answer without tool calls ends the run in the same activity (if it keeps the
+      // run within its token budget).
+      const call: ModelCallInput = {
+        run,
+        taskId: input.taskId,
+        taskVersion: input.taskVersion,
+        model,
+        messages: log.messages,
+        entriesFrom: log.total,
+        finish: log.allRecorded,
+        usage: log.usage,
+        maxTotalTokens: limits.maxTotalTokens,
+      };
       try {
         return await proxyActivities<Activities>(bounded(providerOptions)).callModel(call);
       } catch (err) {

@@ -205,6 +205,8 @@ export interface ModelCallInput {
   finish: boolean;
   /** The run's usage before this call: what the end records when this call writes it (with this call's added). */
   usage: RunUsage;
+  /** The run's token budget: an answer that takes the run past it does not end the run here (the workflow fails it). */
+  maxTotalTokens?: RunLimits['maxTotalTokens'];
 }
 
 /** What the prepare step returns: the run's inputs, and the entries it recorded with status `running` at `at`. */

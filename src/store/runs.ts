@@ -1,5 +1,6 @@
 import type { Types } from 'mongoose';
 import type { HeldEntry, Message, RunIdentity, RunStatus, RunUsage } from '../../workflows/types';
+import { isTerminal } from '../../workflows/constants';
 import { retryWhileBusy } from './connect';
 import { keysetCursor, keysetQuery, type PageRequest } from './keyset';
 import type { Models } from './models';
@@ -97,6 +98,18 @@ export async function recordProgress(models: Models, runId: string, progress: Ru
       },
     ),
   );
+}
+
+/**
+ * The workflow's write of its run, unless the record is closed, or is another run of the name (deleted and triggered
+ * again since): a closed run never changes, whoever else saw it closed (its readers, its webhook). One read by `_id`
+ * before the write. Returns false when it wrote nothing.
+ */
+export async function recordOpenProgress(models: Models, run: { id: string; createdAt: number }, progress: RunProgress): Promise<boolean> {
+  const current = await models.Run.findById(run.id, { status: 1, created_at: 1 }).lean<Pick<RunRecord, 'status' | 'created_at'>>();
+  if (!current || isTerminal(current.status) || (typeof run.createdAt === 'number' && current.created_at.getTime() !== run.createdAt)) return false;
+  await recordProgress(models, run.id, progress);
+  return true;
 }
 
 /** Entries the record says are stored (records from before pages have them all in `results`). */

@@ -1,6 +1,7 @@
+import crypto from 'node:crypto';
 import { expect } from 'chai';
 import { getStack } from '../helpers/stack';
-import { signedIn, type Api } from '../helpers/api';
+import { api as apiFor, signedIn, startApi, type Api } from '../helpers/api';
 import { anthropicText, openaiText, openaiToolCall, type RecordedRequest } from '../helpers/fake-provider';
 import { installServlet } from '../helpers/servlets';
 import { createTask, postSigned, signedUrl, until, waitForRun } from '../helpers/runs';
@@ -13,6 +14,13 @@ async function trigger(api: Api, task: string, run: string): Promise<string> {
   const res = await postSigned(await signedUrl(api, 'default', task), { text: 'x' }, { 'run-id': run });
   expect(res.status, res.text).to.equal(201);
   return new URL(res.body.url).pathname;
+}
+
+/** The result of a run's last activity (its last model call here) as its history holds it. */
+async function lastActivityResult(workflowId: string): Promise<{ finishedAt?: number }> {
+  const events = (await getStack().temporal.workflow.getHandle(workflowId).fetchHistory()).events ?? [];
+  const completed = events.filter((e) => e.activityTaskCompletedEventAttributes).at(-1)!.activityTaskCompletedEventAttributes!;
+  return JSON.parse(Buffer.from(completed.result!.payloads![0]!.data!).toString('utf8'));
 }
 
 /** The run once it waits for a decision: its approval entry's id. */
@@ -136,35 +144,52 @@ describe('runs: control (cancel, approvals, limits, usage)', () => {
       expect(budget.status).to.equal('error');
       expect(budget.results.at(-1).error).to.match(/^token budget of 100 exceeded/);
       expect(budget.usage).to.include({ input_tokens: 75, output_tokens: 35, model_calls: 2 });
+      // The answer past the budget did not end the run as `ready` (the workflow recorded the failure).
+      expect(await lastActivityResult(runWorkflowId({ owner: username, profile: 'default', task: 'budget', run: 't1' }))).to.not.have.property('finishedAt');
 
       fake.reset();
       fake.script([openaiToolCall([{ name: 'hello__greet', arguments: { name: 'x' } }], { input: 40, output: 10 }), openaiText('within', { input: 40, output: 10 })]);
       const within = await waitForRun(api, `http://x${await trigger(api, 'budget', 't2')}`);
       expect(within.status).to.equal('ready');
       expect(within.results.at(-1).lastMessage.content).to.equal('within');
+      // Within its budget the last model call recorded the run's end itself (one write), as without a budget.
+      expect((await lastActivityResult(runWorkflowId({ owner: username, profile: 'default', task: 'budget', run: 't2' }))).finishedAt).to.be.a('number');
     });
   });
 
   describe('cancel', () => {
-    it('stops a run waiting on a slow provider: the request is aborted and the run ends "cancelled by <user>"', async () => {
-      const { api, username } = await signedIn();
-      const { fake } = getStack();
-      await createTask(api, 'default', 'slow');
-      fake.script(() => ({ hang: true }));
-      const path = await trigger(api, 'slow', 'c1');
-      const request = await until('the provider call', () => fake.requests[0]);
-      const res = await api.post(`${path}/cancel`);
-      expect(res.status, res.text).to.equal(202);
-      expect(res.body).to.deep.equal({ url: `${getStack().config.PUBLIC_URL}${path}` });
-      // Again while it closes (or once closed): 202, or 409 once the record says it ended.
-      expect((await api.post(`${path}/cancel`)).status).to.be.oneOf([202, 409]);
-      const run = await waitForRun(api, `http://x${path}`);
-      expect(run.status).to.equal('error');
-      expect(run.results.at(-1).error).to.equal(`cancelled by ${username}`);
-      await until('the aborted provider request', () => request.abortedAt);
-      const closed = await api.post(`${path}/cancel`);
-      expect(closed.status).to.equal(409);
-      expect(closed.body.error.code).to.equal('run_closed');
+    it('stops a run waiting on a slow provider: the request is aborted and the run ends "cancelled by <user>"', async function () {
+      this.timeout(60_000);
+      const { sessionId, username } = await signedIn();
+      const { fake, startWorker } = getStack();
+      // Runs started with a heartbeat timeout of 10 min (the start sets it): the call heartbeats every 200 s, and only a
+      // heartbeat would bring it Temporal's own cancel. Within the test only the workflow's abortRunCalls can stop it.
+      const queue = `cancel-${crypto.randomBytes(4).toString('hex')}`;
+      const worker = await startWorker({ TEMPORAL_TASK_QUEUE: queue });
+      const server = await startApi({ TEMPORAL_TASK_QUEUE: queue, PROVIDER_HEARTBEAT_TIMEOUT_MS: '600000' });
+      try {
+        const api = apiFor(sessionId, server.url);
+        await createTask(api, 'default', 'slow');
+        fake.script(() => ({ hang: true }));
+        const path = await trigger(api, 'slow', 'c1');
+        const request = await until('the provider call', () => fake.requests[0]);
+        const res = await api.post(`${path}/cancel`);
+        expect(res.status, res.text).to.equal(202);
+        expect(res.body).to.deep.equal({ url: `${server.url}${path}` });
+        // Again while it closes (or once closed): 202, or 409 once the record says it ended.
+        expect((await api.post(`${path}/cancel`)).status).to.be.oneOf([202, 409]);
+        const run = await waitForRun(api, `http://x${path}`);
+        expect(run.status).to.equal('error');
+        expect(run.results.at(-1).error).to.equal(`cancelled by ${username}`);
+        // The workflow stops the call before it records the end: the request is aborted by now, or very nearly.
+        await until('the aborted provider request', () => request.abortedAt, 20_000);
+        const closed = await api.post(`${path}/cancel`);
+        expect(closed.status).to.equal(409);
+        expect(closed.body.error.code).to.equal('run_closed');
+      } finally {
+        await server.close();
+        await worker.stop();
+      }
     });
 
     it('stops a servlet call in flight', async () => {

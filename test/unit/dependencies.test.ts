@@ -1,3 +1,4 @@
+import { ServiceError, WorkflowUpdateRPCTimeoutOrCancelledError } from '@temporalio/client';
 import { expect } from 'chai';
 import { unavailableDependency } from '../../src/dependencies';
 
@@ -15,6 +16,18 @@ describe('which dependency an error says did not answer', () => {
   it('names Temporal for gRPC deadlines, unavailability, exhaustion and cancellation, as the SDK wraps them', () => {
     for (const code of [1, 4, 8, 14]) expect(unavailableDependency(named('ServiceError', { cause: { code } })), `code ${code}`).to.equal('temporal');
     expect(unavailableDependency(Object.assign(new Error('deadline'), { code: 4, details: 'Deadline exceeded' }))).to.equal('temporal');
+  });
+
+  it('names Temporal for a gRPC error down the cause chain: an approval\'s update not accepted within its deadline', () => {
+    const grpc = (code: number) => Object.assign(new Error(`${code} gRPC error`), { code, details: 'gRPC error', metadata: {} });
+    // As WorkflowClient.rethrowUpdateGrpcError throws it for an update whose RPC ran past its deadline.
+    for (const code of [1, 4]) {
+      expect(unavailableDependency(new WorkflowUpdateRPCTimeoutOrCancelledError('Deadline exceeded', { cause: grpc(code) })), `code ${code}`).to.equal('temporal');
+    }
+    const wrapped = new Error('the decision could not be sent', { cause: new WorkflowUpdateRPCTimeoutOrCancelledError('x', { cause: new ServiceError('y', { cause: grpc(14) }) }) });
+    expect(unavailableDependency(wrapped)).to.equal('temporal');
+    expect(unavailableDependency(new WorkflowUpdateRPCTimeoutOrCancelledError('x', { cause: grpc(3) }))).to.equal(undefined);
+    expect(unavailableDependency(new Error('x', { cause: 'not an object' }))).to.equal(undefined);
   });
 
   it('names none for anything else', () => {

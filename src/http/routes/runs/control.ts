@@ -1,11 +1,9 @@
-import { WorkflowNotFoundError, WorkflowUpdateFailedError, type Client } from '@temporalio/client';
+import { WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { conflict, notFound } from '../../../errors';
-import type { Logger } from '../../../logger';
-import type { Models } from '../../../store/models';
-import { closeRun, findRun, type RunRecord } from '../../../store/runs';
-import { closeFromWorkflow, closedStatusName, GONE_REASON } from '../../../temporal/run-endings';
-import { announceRunClosed, type AnnounceDeps } from '../../../temporal/webhook-start';
+import { findRun, type RunRecord } from '../../../store/runs';
+import { closeAndAnnounce, closeFromWorkflow, closedStatusName, GONE_REASON } from '../../../temporal/run-endings';
+import type { AnnounceDeps } from '../../../temporal/webhook-start';
 import { approvalUpdate, cancelSignal } from '../../../../workflows/run-task';
 import { APPROVAL_FAILURE, isTerminal } from '../../../../workflows/constants';
 import type { RunIdentity } from '../../../../workflows/types';
@@ -18,7 +16,7 @@ const runClosed = (run: string) => conflict(`run "${run}" has already ended`, 'r
  * signal, an update), which is the run's only writer; `changed` tells the reads of this process to forget what they
  * hold of the run. Throws 404 for an unknown run, 409 `run_closed` for a run that has ended.
  */
-export function runControl(deps: { models: Models; temporal: Client; logger: Logger; config: AnnounceDeps['config'] }, changed: (runId: string) => void) {
+export function runControl(deps: AnnounceDeps, changed: (runId: string) => void) {
   const { models, temporal } = deps;
 
   /** The run's record as the store has it now (not a cached copy: a closed run must answer 409 at once). */
@@ -36,25 +34,24 @@ export function runControl(deps: { models: Models; temporal: Client; logger: Log
    */
   const withoutWorkflow = async (record: RunRecord, id: RunIdentity, by: string | undefined): Promise<void> => {
     if (!record.started && by !== undefined) {
-      const reason = `cancelled by ${by}`;
-      if (await closeRun(models, record._id, reason)) {
-        await announceRunClosed(deps, record._id);
+      if (await closeAndAnnounce(deps, record._id, `cancelled by ${by}`)) {
+        // A trigger that read the record pending may be starting its workflow right now: told too, it ends itself.
+        await temporal.workflow.getHandle(record._id).signal(cancelSignal, { by }).catch(() => undefined);
         changed(record._id);
         return;
       }
       throw runClosed(id.run);
     }
-    const status = await temporal.workflow
+    const execution = await temporal.workflow
       .getHandle(record._id)
       .describe()
-      .then((d) => closedStatusName(d.raw.workflowExecutionInfo?.status ?? 0))
       .catch((err: unknown) => {
-        if (err instanceof WorkflowNotFoundError) return 'gone' as const;
+        if (err instanceof WorkflowNotFoundError) return null;
         throw err;
       });
-    if (status === 'gone') {
-      if (await closeRun(models, record._id, GONE_REASON)) await announceRunClosed(deps, record._id);
-    } else if (status) await closeFromWorkflow(deps, record._id, status);
+    const status = execution && closedStatusName(execution.raw.workflowExecutionInfo?.status ?? 0);
+    if (!execution) await closeAndAnnounce(deps, record._id, GONE_REASON);
+    else if (status) await closeFromWorkflow(deps, record._id, status, execution);
     changed(record._id);
     throw runClosed(id.run);
   };
@@ -78,6 +75,8 @@ export function runControl(deps: { models: Models; temporal: Client; logger: Log
       try {
         await temporal.workflow.getHandle(record._id).executeUpdate(approvalUpdate, { args: [{ id: approvalId, approve: decision.approve, reason: decision.reason, by }] });
       } catch (err) {
+        // Not started yet (or its start is under way): it cannot have asked for an approval. Left as it is.
+        if (err instanceof WorkflowNotFoundError && !record.started) throw notFound(`approval "${approvalId}" of run "${id.run}"`);
         if (err instanceof WorkflowNotFoundError) return withoutWorkflow(record, id, undefined);
         if (!(err instanceof WorkflowUpdateFailedError)) throw err;
         const type = err.cause instanceof ApplicationFailure ? err.cause.type : undefined;

@@ -1,0 +1,82 @@
+import crypto from 'node:crypto';
+import { expect } from 'chai';
+import { getStack } from '../helpers/stack';
+import { api as apiFor, signedIn, startApi } from '../helpers/api';
+import { createTask, postSigned, signedUrl, until } from '../helpers/runs';
+import { findRun } from '../../src/store/runs';
+import { runWorkflowId } from '../../src/temporal/ids';
+import { expandTemplate } from '../../activities/template/expand';
+
+/**
+ * A prompt and trigger data whose expansion takes about `ms` here, or longer when the machine is busy: 2^depth empty
+ * passes through nested sections over `a: [1, 2]`, each over `b` (16 to 32 items) at the bottom. Measured small (the
+ * fastest of three), scaled from there: a calibration, not an assertion.
+ */
+function slowPrompt(ms: number): { prompt: string; payload: { a: number[]; b: number[] } } {
+  const prompt = (depth: number) => `${'{{#a}}'.repeat(depth)}{{#b}}{{/b}}${'{{/a}}'.repeat(depth)}done`;
+  const payload = (items: number) => ({ a: [1, 2], b: Array.from({ length: items }, (_, i) => i) });
+  const took = (): number => {
+    const began = performance.now();
+    expandTemplate(prompt(13), payload(16));
+    return performance.now() - began;
+  };
+  /** The expansion's cost in passes over 16 items of `b` at the bottom. */
+  const passes = ms / (Math.min(took(), took(), took()) / 2 ** 13);
+  const depth = Math.max(0, Math.floor(Math.log2(passes)));
+  return { prompt: prompt(depth), payload: payload(Math.round((16 * passes) / 2 ** depth)) };
+}
+
+describe('runs: a cancel racing the run\'s own writes', () => {
+  it('ends `error` a run cancelled while its prepare step still runs, and it stays so once that step has written', async function () {
+    this.timeout(180_000);
+    const { username, sessionId } = await signedIn();
+    const stack = getStack();
+    // A worker and an API of their own queue, the worker's template limit far above what the slow prompt takes.
+    const queue = `prepare-race-${crypto.randomBytes(4).toString('hex')}`;
+    const worker = await stack.startWorker({ TEMPORAL_TASK_QUEUE: queue, TEMPLATE_TIMEOUT_MS: '170000' });
+    const server = await startApi({ TEMPORAL_TASK_QUEUE: queue });
+    try {
+      const api = apiFor(sessionId, server.url);
+      // The workflow sees a signal only when the workflow task that runs the step ends: with the step, or when the
+      // worker reports the task alive after 8 s (80 % of Temporal's 10 s workflow task timeout). The step must outlast
+      // that, and end within PREPARE's 30 s start-to-close timeout (workflows/limits.ts).
+      const slow = slowPrompt(11_000);
+      await createTask(api, 'default', 'slow-prompt', { prompt: slow.prompt });
+      const trigger = await postSigned(await signedUrl(api, 'default', 'slow-prompt'), slow.payload, { 'run-id': 'r1' });
+      expect(trigger.status, trigger.text).to.equal(201);
+      const id = runWorkflowId({ owner: username, profile: 'default', task: 'slow-prompt', run: 'r1' });
+      const handle = stack.temporal.workflow.getHandle(id);
+      const events = async () => (await handle.fetchHistory()).events ?? [];
+      // The worker has taken the workflow's first task, which starts the prepare step at once; the step has not ended.
+      await until('the prepare step in flight', async () => {
+        const history = await events();
+        return history.some((e) => e.workflowTaskStartedEventAttributes) && !history.some((e) => e.markerRecordedEventAttributes);
+      });
+      const cancel = await api.post(`${new URL(trigger.body.url).pathname}/cancel`);
+      expect(cancel.status, cancel.text).to.equal(202);
+      const outcome = await handle.result();
+
+      // The cancel reached the workflow before the prepare step ended (the race this test is about happened).
+      const history = await events();
+      const signalled = history.findIndex((e) => e.workflowExecutionSignaledEventAttributes?.signalName === 'cancel');
+      const marker = history.findIndex((e) => e.markerRecordedEventAttributes);
+      expect(signalled, 'the cancel signal').to.be.greaterThan(-1);
+      expect(marker, 'the prepare step ended after the cancel').to.be.greaterThan(signalled);
+      expect(outcome).to.deep.include({ status: 'error' });
+
+      // Once the prepare step's write has landed (its first entry is "run started"), the record still says `error`.
+      const record = await until('the prepare step\'s write', async () => {
+        const found = await findRun(stack.db.models, id);
+        return found?.results.some((e) => (e as { msg?: string }).msg === 'run started') ? found : undefined;
+      });
+      expect(record.status).to.equal('error');
+      const read = await api.get(new URL(trigger.body.url).pathname);
+      expect(read.body.status).to.equal('error');
+      expect(read.body.results.at(-1).error).to.equal(`cancelled by ${username}`);
+      expect(read.body.results.map((e: { msg: string }) => e.msg)).to.include('run started');
+    } finally {
+      await server.close();
+      await worker.stop();
+    }
+  });
+});
