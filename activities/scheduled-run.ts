@@ -2,6 +2,7 @@ import { ApplicationFailure, ApplicationFailureCategory } from '@temporalio/comm
 import { findRun, runWorkflowId } from '../src/store/runs';
 import { findTask } from '../src/store/tasks';
 import { triggerRun } from '../src/temporal/start-run';
+import { RateLimited } from '../src/errors';
 import { isTerminal } from '../workflows/constants';
 import type { RunIdentity } from '../workflows/types';
 import type { ActivityDeps } from './deps';
@@ -27,7 +28,13 @@ export function createScheduledRunActivities(deps: Pick<ActivityDeps, 'db' | 'te
         deps.logger.info({ ...identity }, 'scheduled run not started: its task is gone');
         return null;
       }
-      await triggerRun({ models, temporal: deps.temporal, config: deps.config }, task, identity.run, input.payload);
+      try {
+        await triggerRun({ models, temporal: deps.temporal, config: deps.config }, task, identity.run, input.payload);
+      } catch (err) {
+        // LIVE_RUNS_PER_USER: the action waits for a place (its retry policy), looking again when the limit says.
+        if (!(err instanceof RateLimited)) throw err;
+        throw ApplicationFailure.create({ type: 'LiveRunsLimit', message: err.message, category: ApplicationFailureCategory.BENIGN, nextRetryDelay: err.retryAfterSeconds * 1000 });
+      }
       return { runId: runWorkflowId(identity) };
     },
 

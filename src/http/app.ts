@@ -11,7 +11,7 @@ import { requestMetrics } from './middleware/metrics';
 import { usersRouter } from './routes/users/router';
 import { profilesRouter } from './routes/profiles/router';
 import { tasksRouter } from './routes/tasks/router';
-import { runsRouter } from './routes/runs/router';
+import { runsRouter, VARIANT_A_TRIGGER_ROUTE } from './routes/runs/router';
 import { runService } from './routes/runs/service';
 import { signedTriggerRouter, signedUrlsRouter } from './routes/signed/router';
 import { servletsRouter } from './routes/servlets/router';
@@ -25,9 +25,6 @@ import { docsRouter } from './routes/docs/router';
 import { createRunReader } from '../temporal/run-reader';
 import { createRegistry } from '../metrics';
 import { createRateLimits } from './rate-limits';
-
-/** Variant A's trigger (`PUT .../runs/:run`): counted by TRIGGER_LIMIT_PER_MINUTE, not as a write. */
-const VARIANT_A_TRIGGER = /^\/api\/profiles\/[^/]+\/[^/]+\/tasks\/[^/]+\/runs\/[^/]+\/?$/;
 
 const KNOWN_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
 
@@ -81,7 +78,7 @@ export function createApp(deps: AppDeps): Koa {
 
   const api = new Router({ prefix: '/api' });
   api.use(requireSession(deps.db.models, deps.config.SESSION_CACHE_MS));
-  api.use(limits.writes((method, path) => method === 'PUT' && VARIANT_A_TRIGGER.test(path)));
+  api.use(limits.writes(new Set([`PUT /api${VARIANT_A_TRIGGER_ROUTE}`])));
   api.use(usersRouter(deps).routes());
   api.use(profilesRouter(deps).routes());
   api.use(tasksRouter(deps, { saved: (ref) => runs.taskSaved(ref), deleted: (ref) => runs.forgetTask(ref) }).routes());
@@ -90,7 +87,7 @@ export function createApp(deps: AppDeps): Koa {
   api.use(servletsRouter(deps).routes());
   api.use(installationsRouter(deps).routes());
   api.use(contentRouter(deps).routes());
-  api.use(schedulesRouter(deps).routes());
+  api.use(schedulesRouter(deps, runs).routes());
 
   app.use(requestMetrics(metrics));
   app.use(accessLog(deps.logger));

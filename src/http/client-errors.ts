@@ -12,9 +12,20 @@ export function answerClientErrors(server: Server): void {
       socket.destroy();
       return;
     }
-    const [status, reason] = err.code === 'HPE_HEADER_OVERFLOW' ? [431, 'Request Header Fields Too Large'] : [400, 'Bad Request'];
-    const message = status === 431 ? 'headers: larger than the server takes' : `request: not valid HTTP (${err.code ?? 'parse error'})`;
-    const body = JSON.stringify({ error: { code: status === 431 ? 'headers_too_large' : 'invalid_http', message } });
+    const { status, reason, code, message } = answerFor(err.code);
+    const body = JSON.stringify({ error: { code, message } });
     socket.end(`HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
   });
+}
+
+/** Node's own answer to each client error, in the API's words. */
+function answerFor(errorCode: string | undefined): { status: number; reason: string; code: string; message: string } {
+  switch (errorCode) {
+    case 'HPE_HEADER_OVERFLOW':
+      return { status: 431, reason: 'Request Header Fields Too Large', code: 'headers_too_large', message: 'headers: larger than the server takes' };
+    case 'ERR_HTTP_REQUEST_TIMEOUT':
+      return { status: 408, reason: 'Request Timeout', code: 'request_timeout', message: 'request: not received in full within the server\'s time limit' };
+    default:
+      return { status: 400, reason: 'Bad Request', code: 'invalid_http', message: `request: not valid HTTP (${errorCode ?? 'parse error'})` };
+  }
 }

@@ -18,26 +18,30 @@ export interface Page<T> {
 
 type SortKey = [number, ...string[]];
 
-/** Throws a 400 naming `cursor` when it is not one this list issued. */
-function decodeCursor(cursor: string, tieBreakers: readonly string[]): SortKey {
+/** A cursor: any JSON value, base64url-encoded (opaque to clients). */
+export const encodeCursor = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
+
+/** The value in a cursor; throws a 400 naming `cursor` when it is not one `isValid` accepts (not one this list issued). */
+export function decodeCursor<T>(cursor: string, isValid: (value: unknown) => value is T): T {
   let value: unknown;
   try {
     value = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
   } catch {
     value = undefined;
   }
-  const ok =
+  if (!isValid(value)) throw badRequest('cursor: not a cursor issued by this list');
+  return value;
+}
+
+/** A keyset list's sort key: a time a Date can hold (±8.64e15 ms), then a string per tie breaker. */
+const isSortKey =
+  (tieBreakers: readonly string[]) =>
+  (value: unknown): value is SortKey =>
     Array.isArray(value) &&
     value.length === tieBreakers.length + 1 &&
     Number.isSafeInteger(value[0]) &&
-    // A time a Date can hold (±8.64e15 ms): beyond it the query could not be built.
     Math.abs(value[0] as number) <= 8.64e15 &&
     value.slice(1).every((v) => typeof v === 'string');
-  if (!ok) throw badRequest('cursor: not a cursor issued by this list');
-  return value as SortKey;
-}
-
-const encodeCursor = (key: SortKey) => Buffer.from(JSON.stringify(key)).toString('base64url');
 
 /** The cursor of the page that starts after `item` (for a list that ends its page early). */
 export const keysetCursor = (item: { created_at: Date }, tieBreakers: readonly string[]) =>
@@ -45,7 +49,7 @@ export const keysetCursor = (item: { created_at: Date }, tieBreakers: readonly s
 
 /** The filter that selects items strictly after `cursor` in (created_at, ...tieBreakers) order (1 ascending, -1 descending). */
 function afterCursor(cursor: string, tieBreakers: readonly string[], order: 1 | -1): Record<string, unknown> {
-  const [ms, ...rest] = decodeCursor(cursor, tieBreakers);
+  const [ms, ...rest] = decodeCursor(cursor, isSortKey(tieBreakers));
   const fields: Array<[string, unknown]> = [['created_at', new Date(ms)], ...tieBreakers.map((f, i) => [f, rest[i]] as [string, unknown])];
   return {
     $or: fields.map((_, i) => {

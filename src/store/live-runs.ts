@@ -2,70 +2,48 @@ import { isDuplicateKey, retryWhileBusy } from './connect';
 import type { Models } from './models';
 
 /**
- * LIVE_RUNS_PER_USER: how many runs a user has `pending` or `running`. Two small collections, both read and written
- * by `_id` only: `live_run_counts` (`_id` = owner, `count`) and `live_runs` (`_id` = the run id, `owner`), one marker
- * per live run. A trigger claims a place (the count, raised only while under the limit, in one update) and marks its
- * run once the run is recorded; the run's close deletes the marker and, only when that delete found it, lowers the
- * count. So a close seen twice (an activity retried, a read and the reconciler) lowers it once.
+ * LIVE_RUNS_PER_USER. The marks are the count: one document per live run in `live_runs` (`_id` = the run id, `owner`,
+ * `at`). A trigger marks its run first, then counts its owner's marks; over the limit, it takes its mark back and
+ * refuses. Two triggers at the same instant may both count the other's mark and both refuse, so a burst never lets
+ * more through than the limit, on MongoDB as on FerretDB (no document is updated by two writers, so no write is lost).
+ * A run's close deletes its mark, by `_id`, however often the close is seen.
  *
- * Exact on MongoDB. FerretDB applies updates as read-modify-write: two triggers of one user at the same instant may
- * both read the same count, letting one more run through. A count that drifted above the markers (a process
- * stopped between claiming and marking) is set back to the number of markers when it reaches the limit.
+ * Counting reads the owner's marks (an index on `owner` on MongoDB; FerretDB scans the collection, which holds only
+ * live runs). A mark older than any run can live (`staleMs`: a process stopped between marking and recording, or a
+ * close never seen) is not counted, and the reconciler deletes it (`deleteStaleMarks`).
  */
 
-/** How often one process may count a user's markers when the count says the user is at the limit. */
-const RECOUNT_EVERY_MS = 10_000;
-const recountedAt = new Map<string, number>();
+/** What a trigger's claim found: a new place, the run's own place already held (the run is live), or no place. */
+export type Claim = 'claimed' | 'held' | 'refused';
 
-const counts = (models: Models) => models.Run.db.db!.collection<{ _id: string; count: number }>('live_run_counts');
-const markers = (models: Models) => models.Run.db.db!.collection<{ _id: string; owner: string; at: Date }>('live_runs');
-
-/** Raises the owner's count by one while it is under `limit`; false when it is not (nothing changed). */
-export async function claimLiveRun(models: Models, owner: string, limit: number): Promise<boolean> {
-  if (await raise(models, owner, limit)) return true;
-  // At the limit: a count raised by a claim whose run was never marked would hold a place for ever. Set it to the
-  // markers' number (a scan of the live runs' markers, at most once per RECOUNT_EVERY_MS per owner), then try again.
-  const last = recountedAt.get(owner) ?? 0;
-  if (Date.now() - last < RECOUNT_EVERY_MS) return false;
-  recountedAt.set(owner, Date.now());
-  if (recountedAt.size > 10_000) recountedAt.delete(recountedAt.keys().next().value!);
-  const marked = await markers(models).countDocuments({ owner });
-  await counts(models).updateOne({ _id: owner }, { $set: { count: marked } });
-  return raise(models, owner, limit);
-}
-
-async function raise(models: Models, owner: string, limit: number): Promise<boolean> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      // Upserts the owner's first count; when the count is at the limit the filter finds nothing and the upsert's
-      // insert collides with the existing `_id`.
-      await retryWhileBusy(() => counts(models).updateOne({ _id: owner, count: { $lt: limit } }, { $inc: { count: 1 } }, { upsert: true }));
-      return true;
-    } catch (err) {
-      if (!isDuplicateKey(err)) throw err;
-    }
-    // A collision also happens when two first claims of the owner upsert at once: only a count at the limit refuses.
-    const current = await counts(models).findOne({ _id: owner });
-    if ((current && current.count >= limit) || attempt === 5) return false;
-  }
-}
-
-/** Gives back a claim that made no run (the name was used before, or the insert failed). */
-export async function unclaimLiveRun(models: Models, owner: string): Promise<void> {
-  await retryWhileBusy(() => counts(models).updateOne({ _id: owner }, { $inc: { count: -1 } }));
-}
-
-/** Marks a recorded run as holding its owner's claim. */
-export async function markLiveRun(models: Models, runId: string, owner: string): Promise<void> {
+/** Marks `runId` as one of `owner`'s live runs, unless that makes more than `limit` of them. */
+export async function claimLiveRun(models: Models, claim: { runId: string; owner: string; limit: number; staleMs: number }): Promise<Claim> {
+  const { LiveRun } = models;
+  const now = new Date();
   try {
-    await retryWhileBusy(() => markers(models).insertOne({ _id: runId, owner, at: new Date() }));
+    await retryWhileBusy(() => LiveRun.collection.insertOne({ _id: claim.runId as never, owner: claim.owner, at: now }));
   } catch (err) {
-    if (!isDuplicateKey(err)) throw err;
+    if (isDuplicateKey(err)) return 'held';
+    throw err;
   }
+  const live = await LiveRun.countDocuments({ owner: claim.owner, at: { $gt: new Date(now.getTime() - claim.staleMs) } });
+  if (live <= claim.limit) return 'claimed';
+  await releaseLiveRun(models, claim.runId);
+  return 'refused';
 }
 
-/** The run is closed (or deleted): its claim is given back, once however often this is called. */
-export async function releaseLiveRun(models: Models, runId: string, owner: string): Promise<void> {
-  const { deletedCount } = await retryWhileBusy(() => markers(models).deleteOne({ _id: runId }));
-  if (deletedCount === 1) await retryWhileBusy(() => counts(models).updateOne({ _id: owner, count: { $gt: 0 } }, { $inc: { count: -1 } }));
+/** The run is closed, deleted, or was never recorded: its place is given back (a no-op when it held none). */
+export async function releaseLiveRun(models: Models, runId: string): Promise<void> {
+  await retryWhileBusy(() => models.LiveRun.collection.deleteOne({ _id: runId as never }));
+}
+
+/** Gives back the places of many runs at once (a deleted task's live runs). */
+export async function releaseLiveRuns(models: Models, runIds: string[]): Promise<void> {
+  if (runIds.length > 0) await retryWhileBusy(() => models.LiveRun.collection.deleteMany({ _id: { $in: runIds as never[] } }));
+}
+
+/** Deletes marks older than `staleMs` (the reconciler's pass). Returns how many. */
+export async function deleteStaleMarks(models: Models, staleMs: number): Promise<number> {
+  const { deletedCount } = await models.LiveRun.collection.deleteMany({ at: { $lt: new Date(Date.now() - staleMs) } });
+  return deletedCount;
 }

@@ -149,6 +149,17 @@ const runBlob = new Schema(
   opts,
 );
 
+/** LIVE_RUNS_PER_USER's marks (store/live-runs.ts): one per live run, `_id` = the run's _id. */
+const liveRun = new Schema(
+  {
+    _id: { type: String, required: true },
+    owner: { type: String, required: true },
+    at: { type: Date, required: true },
+  },
+  opts,
+);
+liveRun.index({ owner: 1, at: 1 });
+
 /** Runs whose workflow start failed (Temporal did not answer): the reconciler starts them. `_id`: the run's _id. */
 const deferredStart = new Schema(
   {
@@ -276,6 +287,7 @@ export function registerModels(conn: Connection) {
     RunBlob: conn.model('RunBlob', runBlob, 'run_blobs'),
     ServiceState: conn.model('ServiceState', serviceState, 'service_state'),
     DeferredStart: conn.model('DeferredStart', deferredStart, 'deferred_starts'),
+    LiveRun: conn.model('LiveRun', liveRun, 'live_runs'),
     RevokedUrl: conn.model('RevokedUrl', revokedUrl, 'revoked_urls'),
     RateLimit: conn.model('RateLimit', rateLimit, 'rate_limits'),
     WebhookDeliveries: conn.model('WebhookDeliveries', webhookDeliveries, 'webhook_deliveries'),

@@ -2,10 +2,10 @@ import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/c
 import type { TaskRecord } from '../store/tasks';
 import type { Config } from '../config';
 import { isDuplicateKey } from '../store/connect';
-import { claimLiveRun, markLiveRun, unclaimLiveRun } from '../store/live-runs';
+import { claimLiveRun, releaseLiveRun } from '../store/live-runs';
 import { liveRunsLimited } from '../errors';
 import type { Models } from '../store/models';
-import { deferStart, findRun, insertRun, recordIdentity, type RunRecord } from '../store/runs';
+import { deferStart, findRun, insertRun, recordIdentity, runWorkflowId, type RunRecord } from '../store/runs';
 import { unavailableDependency } from '../dependencies';
 import { runTask } from '../../workflows/run-task';
 import type { RunIdentity, RunInput } from '../../workflows/types';
@@ -31,11 +31,12 @@ export async function triggerRun(
 ): Promise<{ created: boolean }> {
   const identity: RunIdentity = { owner: task.owner, profile: task.profile, task: task.name, run };
   const limit = deps.config.LIVE_RUNS_PER_USER;
+  const runId = runWorkflowId(identity);
   let record: RunRecord | null = null;
   let created = false;
   // A place among the owner's live runs first (store/live-runs.ts); without one, only a run that exists is answered.
-  const claimed = limit > 0 && (await claimLiveRun(deps.models, task.owner, limit));
-  if (limit > 0 && !claimed) {
+  const claim = limit > 0 ? await claimLiveRun(deps.models, { runId, owner: task.owner, limit, staleMs: liveRunLifetimeMs(deps.config) }) : undefined;
+  if (claim === 'refused') {
     record = await findRun(deps.models, identity);
     if (!record) throw liveRunsLimited(limit);
   } else {
@@ -43,12 +44,12 @@ export async function triggerRun(
       record = await insertRun(deps.models, { identity, taskId: task._id, taskVersion: task.version, runner: task.runner, payload, at: new Date() });
       created = true;
     } catch (err) {
-      if (claimed) await unclaimLiveRun(deps.models, task.owner).catch(() => undefined);
+      // No new run: the place this trigger took goes back (a run of the name that is live holds its own: `held`).
+      if (claim === 'claimed') await releaseLiveRun(deps.models, runId).catch(() => undefined);
       if (!isDuplicateKey(err)) throw err;
       record = await findRun(deps.models, identity);
       if (!record) throw err; // deleted in between: let the caller see a failure rather than a phantom run
     }
-    if (created && claimed) await markLiveRun(deps.models, record._id, task.owner);
   }
   // No worker has recorded the run yet: start it (again). Starting is idempotent by workflow id, and this API never
   // writes the record after inserting it (the workflow is its only writer; see models.ts).
@@ -82,6 +83,13 @@ export async function healLostStart(deps: StartDeps, record: RunRecord, loadTask
 
 /** A workflow that outlives its run's time limit by this much is stuck (its code cannot run): Temporal ends it. */
 const STUCK_WORKFLOW_GRACE_MS = 5 * 60_000;
+
+/**
+ * No run can be live longer than this after its trigger: its time limit, the grace before Temporal ends a stuck
+ * workflow, and a reconciler pass to record that end (with a minute's margin). A live-run mark older than this is
+ * left over (store/live-runs.ts). A run whose start waits that long for Temporal stops counting then.
+ */
+export const liveRunLifetimeMs = (config: Pick<Config, 'RUN_TIMEOUT_MS' | 'RECONCILE_INTERVAL_MS'>) => config.RUN_TIMEOUT_MS + STUCK_WORKFLOW_GRACE_MS + config.RECONCILE_INTERVAL_MS + 60_000;
 
 /**
  * Starts the record's workflow; a no-op when it runs or has run. The workflow id is the run's name, which a deleted

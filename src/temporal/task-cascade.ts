@@ -4,7 +4,7 @@ import type { Models } from '../store/models';
 import { deleteRunContent } from '../store/run-content';
 import { runWorkflowId } from '../store/runs';
 import type { TaskRef } from '../store/tasks';
-import { releaseLiveRun } from '../store/live-runs';
+import { releaseLiveRuns } from '../store/live-runs';
 import { deleteDeliveries } from '../store/webhooks';
 import { deleteTaskSchedules } from './task-schedules';
 
@@ -37,13 +37,10 @@ export async function deleteTaskCascade(
 
   const runFilter = { owner: ref.owner, profile: ref.profile, task: ref.name };
   const live = await models.Run.find({ ...runFilter, status: { $in: LIVE_RUN_STATUSES } }, { name: 1 }).lean<Array<{ name: string }>>();
-  // Their records go below without a close: their places among the owner's live runs are given back here, one at a
-  // time (FerretDB would lose concurrent updates of the owner's count).
-  try {
-    for (const run of live) await releaseLiveRun(models, runWorkflowId({ owner: ref.owner, profile: ref.profile, task: ref.name, run: run.name }), ref.owner);
-  } catch (err) {
-    logger.warn({ err, ...runFilter }, 'deleted task: some live runs still hold places among their owner\'s live runs (recounted at the limit)');
-  }
+  // Their records go below without a close: their places among the owner's live runs are given back here.
+  await releaseLiveRuns(models, live.map((run) => runWorkflowId({ ...runFilter, run: run.name }))).catch((err: unknown) =>
+    logger.warn({ err, ...runFilter }, 'deleted task: its live runs\' places could not be given back (they expire)'),
+  );
 
   const outcomes = await Promise.allSettled(
     live.map((run) =>

@@ -3,7 +3,7 @@ import type { Types } from 'mongoose';
 import type { Config } from '../config';
 import type { Logger } from '../logger';
 import type { Models } from '../store/models';
-import { findRun } from '../store/runs';
+import type { RunRecord } from '../store/runs';
 import { releaseLiveRun } from '../store/live-runs';
 import { findWebhookTask } from '../store/webhooks';
 import { createTtlCache } from '../ttl-cache';
@@ -84,11 +84,13 @@ export async function announceRunClosed(deps: AnnounceDeps, runId: string): Prom
 }
 
 async function announce(deps: AnnounceDeps, runId: string): Promise<void> {
-  const record = await findRun(deps.models, runId);
-  if (!record || !isTerminal(record.status)) return;
-  // Its place among its owner's live runs (store/live-runs.ts), given back once however often this runs.
-  await releaseLiveRun(deps.models, runId, record.owner);
-  if (!(await hasWebhook(deps.models, record.task_id))) return;
+  // Only what it needs of the record (not its first page of entries and messages).
+  const record = await deps.models.Run.findById(runId, { status: 1, task_id: 1, created_at: 1 }).lean<Pick<RunRecord, 'status' | 'task_id' | 'created_at'>>();
+  if (record && !isTerminal(record.status)) return;
+  // Its place among its owner's live runs (store/live-runs.ts), given back however often this runs; by the run's id
+  // alone, so a run deleted since (retention, its task) gives its place back too.
+  await releaseLiveRun(deps.models, runId);
+  if (!record || !(await hasWebhook(deps.models, record.task_id))) return;
   await startWebhookDelivery(deps, { runId, createdAt: record.created_at.getTime() });
 }
 

@@ -63,7 +63,11 @@ describe('fuzz: generated requests across every route', function () {
     const owned = async (collection: string) =>
       JSON.stringify(await db!.collection(collection).find({ owner: me.username }, { projection: { _id: 1, modified_at: 1, version: 1, installs_modified_at: 1 } }).sort({ _id: 1 }).toArray());
     const [tasks, profiles, installs, servlets] = await Promise.all(['tasks', 'profiles', 'installations', 'servlets'].map(owned));
-    return { tasks, profiles, installs, servlets };
+    // Runs by name only: an accepted trigger's run goes on changing (its status, its live-run mark) after its answer.
+    const runs = JSON.stringify((await db!.collection('runs').find({ owner: me.username }, { projection: { _id: 1 } }).sort({ _id: 1 }).toArray()).map((r) => r._id));
+    // The user's tasks' schedule names (the index the schedules API reads its writes from; a small collection).
+    const schedules = JSON.stringify((await db!.collection('task_schedules').find({}).sort({ _id: 1 }).toArray()).filter((d) => String(d._id).startsWith(`${me.username}/`)));
+    return { tasks, profiles, installs, servlets, runs, schedules };
   };
 
   it(`answers ${REQUESTS} generated requests with no 5xx, changes nothing on a rejection, and stays alive`, async () => {

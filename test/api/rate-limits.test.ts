@@ -3,6 +3,8 @@ import { api as apiAt, signedIn, startApi, type ApiResponse } from '../helpers/a
 import { createTask, postSigned, signedUrl, until, waitForRun } from '../helpers/runs';
 import { lastUserText, openaiText } from '../helpers/fake-provider';
 import { getStack } from '../helpers/stack';
+import { deleteStaleMarks } from '../../src/store/live-runs';
+import { liveRunLifetimeMs } from '../../src/temporal/start-run';
 
 const LIMIT = 4;
 
@@ -40,7 +42,7 @@ describe('rate limits', () => {
     expect((await postSigned(url, {}, { 'run-id': 'r1' })).status).to.equal(200);
   });
 
-  it('counts per task as well as per URL, across API processes (the counts live in MongoDB)', async () => {
+  it('counts per task, so every signed URL of it together, across API processes (the counts live in MongoDB)', async () => {
     const me = await signedIn('limit');
     await createTask(me.api, 'default', 't', { prompt: 'hi' });
     const first = await signedUrl(me.api, 'default', 't');
@@ -80,7 +82,7 @@ describe('rate limits', () => {
     after(() => getStack().fake.reset());
 
     it('refuses a trigger past the limit with 429 live_runs_limit and starts nothing; places free as runs end or their task is deleted', async () => {
-      const { fake, db } = getStack();
+      const { fake, db, temporal } = getStack();
       const liveLimited = await startApi({ LIVE_RUNS_PER_USER: '2' });
       const me = await signedIn('live');
       const api = apiAt(me.sessionId, liveLimited.url);
@@ -104,23 +106,51 @@ describe('rate limits', () => {
       await until('a place freed by the cancelled run', async () => (await postSigned(url, { text: 'hold' }, { 'run-id': 'h3' })).status === 201);
       expectLimited(await postSigned(url, { text: 'hold' }, { 'run-id': 'h4' }), 'live_runs_limit');
 
+      // An operator's termination in Temporal: the run's read ends it, and its place is given back.
+      await temporal.workflow.getHandle(`run/${me.username}/default/t/h2`).terminate('by the test');
+      expect((await waitForRun(api, `${liveLimited.url}/api/runs/~/default/t/h2`)).status).to.equal('error');
+      await until('a place freed by the terminated run', async () => (await postSigned(url, { text: 'hold' }, { 'run-id': 'h4' })).status === 201);
+
       // Deleting the task gives back the places of its live runs.
       expect((await api.request('DELETE', '/api/tasks/~/default/t')).status).to.equal(204);
-      const counted = await db.conn.db!.collection('live_run_counts').findOne({ _id: me.username as never });
-      expect(counted?.count).to.equal(0);
-      expect(await db.conn.db!.collection('live_runs').countDocuments({ owner: me.username })).to.equal(0);
+      expect(await db.models.LiveRun.countDocuments({ owner: me.username })).to.equal(0);
     });
 
-    it('sets a count that drifted above the live runs back when it reaches the limit', async () => {
-      const { db } = getStack();
+    it('lets no more than the limit through when triggers come at once', async () => {
+      const { fake, db } = getStack();
+      const liveLimited = await startApi({ LIVE_RUNS_PER_USER: '2' });
+      const me = await signedIn('live');
+      const api = apiAt(me.sessionId, liveLimited.url);
+      fake.script(() => ({ hang: true }));
+      await createTask(api, 'default', 't', { prompt: 'hold' });
+      const url = via(await signedUrl(api, 'default', 't'), liveLimited.url);
+      const answers = await Promise.all(Array.from({ length: 10 }, (_, i) => postSigned(url, {}, { 'run-id': `b${i}` })));
+      const statuses = answers.map((a) => a.status);
+      expect(statuses.every((s) => s === 201 || s === 429), statuses.join()).to.equal(true);
+      const accepted = statuses.filter((s) => s === 201).length;
+      expect(accepted).to.be.within(1, 2);
+      expect(await db.models.LiveRun.countDocuments({ owner: me.username })).to.equal(accepted);
+      expect(await db.models.Run.countDocuments({ owner: me.username })).to.equal(accepted);
+      expect((await api.request('DELETE', '/api/tasks/~/default/t')).status).to.equal(204);
+    });
+
+    it('does not count a mark older than any run can live (a process stopped between marking and recording)', async () => {
+      const { db, fake } = getStack();
+      fake.reset();
       const liveLimited = await startApi({ LIVE_RUNS_PER_USER: '2' });
       const me = await signedIn('live');
       const api = apiAt(me.sessionId, liveLimited.url);
       await createTask(api, 'default', 't', { prompt: 'hi' });
-      // As if a process had stopped between claiming places and recording its runs.
-      await db.conn.db!.collection('live_run_counts').insertOne({ _id: me.username as never, count: 2 });
+      const long = new Date(Date.now() - 2 * 24 * 3600_000);
+      await db.models.LiveRun.collection.insertMany([1, 2].map((i) => ({ _id: `run/${me.username}/default/t/lost${i}` as never, owner: me.username, at: long })));
       const res = await postSigned(via(await signedUrl(api, 'default', 't'), liveLimited.url), {}, { 'run-id': 'r1' });
       expect(res.status, res.text).to.equal(201);
+      await waitForRun(api, `${liveLimited.url}/api/runs/~/default/t/r1`);
+      // The old marks are still there (the reconciler deletes them); the run's own is gone with its close.
+      await until('the run\'s mark released', async () => (await db.models.LiveRun.countDocuments({ owner: me.username })) === 2);
+      // The reconciler's sweep.
+      expect(await deleteStaleMarks(db.models, liveRunLifetimeMs(getStack().config))).to.be.at.least(2);
+      expect(await db.models.LiveRun.countDocuments({ owner: me.username })).to.equal(0);
     });
   });
 

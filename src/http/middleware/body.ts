@@ -24,7 +24,8 @@ export function jsonBody(limits: JsonBodyLimits): Middleware {
     if (!['POST', 'PUT', 'PATCH'].includes(ctx.method) || ctx.state.rawBody) return next();
     const length = Number(ctx.get('content-length') || 0);
     if (length > maxBytes) throw payloadTooLarge(`body: ${length} bytes is over the limit of ${maxBytes}`);
-    if (ctx.request.length && !ctx.is('json')) {
+    // A body of any length (chunked ones have none) that is not JSON; an empty one is `{}` whatever its type.
+    if ((ctx.request.length || ctx.get('transfer-encoding')) && !ctx.is('json')) {
       throw unsupportedMediaType(`content-type: expected application/json, got ${ctx.get('content-type') || 'none'}`);
     }
     try {

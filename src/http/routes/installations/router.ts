@@ -1,7 +1,8 @@
 import type { Context } from 'koa';
 import crypto from 'node:crypto';
 import Router from '@koa/router';
-import { badRequest, notFound } from '../../../errors';
+import { notFound } from '../../../errors';
+import { decodeCursor, encodeCursor } from '../../../store/keyset';
 import { pageRequest, setNextLink } from '../../presenters/page';
 import { installServlet, listInstalls, removeInstall } from '../../../store/installations';
 import type { AppDeps, AuthState } from '../../deps';
@@ -81,21 +82,10 @@ function installsPage(ctx: Context): { limit: number; after?: string } | undefin
   return { limit: page.limit, after: page.cursor === undefined ? undefined : decodeNameCursor(page.cursor) };
 }
 
-const encodeNameCursor = (name: string) => Buffer.from(JSON.stringify(['install', name])).toString('base64url');
-
-/** Throws a 400 naming `cursor` when it is not one this list issued. */
-function decodeNameCursor(cursor: string): string {
-  let value: unknown;
-  try {
-    value = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
-  } catch {
-    value = undefined;
-  }
-  if (!Array.isArray(value) || value.length !== 2 || value[0] !== 'install' || typeof value[1] !== 'string') {
-    throw badRequest('cursor: not a cursor issued by this list');
-  }
-  return value[1];
-}
+/** An installations cursor: `["install", <the last name of the page before>]`. */
+const isNameCursor = (value: unknown): value is ['install', string] => Array.isArray(value) && value.length === 2 && value[0] === 'install' && typeof value[1] === 'string';
+const encodeNameCursor = (name: string) => encodeCursor(['install', name]);
+const decodeNameCursor = (cursor: string) => decodeCursor(cursor, isNameCursor)[1];
 
 /**
  * If-None-Match wins when both are sent (RFC 9110), matched as Koa's `fresh` does (not-modified.ts). If-Modified-Since is ours, stricter

@@ -13,6 +13,9 @@ import type { RunIdentity } from '../../../../workflows/types';
 export const runUrlA = (base: string, owner: string, task: string, run: string) => `${base}/api/profiles/${owner}/default/tasks/${task}/runs/${run}`;
 export const runUrlB = (base: string, owner: string, profile: string, task: string, run: string) => `${base}/api/runs/${owner}/${profile}/${task}/${run}`;
 
+/** Variant A's trigger, as registered (under `/api`): counted by TRIGGER_LIMIT_PER_MINUTE, not as a write. */
+export const VARIANT_A_TRIGGER_ROUTE = '/profiles/:user/:profile/tasks/:task/runs/:run';
+
 /** Variant A (default profile, PUT trigger) and Variant B (profile-scoped) run reads and lists. */
 export function runsRouter(deps: AppDeps, runs: RunService): Router {
   const router = new Router();
@@ -32,7 +35,7 @@ export function runsRouter(deps: AppDeps, runs: RunService): Router {
     sendRenderedPage(ctx, await runs.list(where, pageRequest(ctx, RUN_LIST_DEFAULT_LIMIT)));
   };
 
-  router.put('/profiles/:user/:profile/tasks/:task/runs/:run', async (ctx) => {
+  router.put(VARIANT_A_TRIGGER_ROUTE, async (ctx) => {
     const where = variantA(ctx);
     const run = parse(runName, ctx.params.run, 'path.run');
     const parameters = variantAParameters(ctx.request.body);

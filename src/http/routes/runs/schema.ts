@@ -10,17 +10,19 @@ export type VariantATrigger = z.infer<typeof variantATrigger>;
 
 /**
  * Variant A's parameters as sent: zod leaves a `__proto__` key out of a record, but trigger data keeps it as data
- * like any other key (an own property, as JSON.parse made it, never a prototype). Throws a 400 naming
- * `parameters.__proto__` when its value is not a string.
+ * like any other key (an own property, as JSON.parse made it, never a prototype). `parsed`: what the schema made of
+ * `body.parameters`. Throws a 400 naming `parameters.__proto__` when its value is not a string.
  */
-export function variantAParameters(body: unknown): Record<string, string> {
-  const parsed = variantATrigger.parse(body).parameters;
-  const sent = (body as { parameters?: unknown }).parameters;
-  if (sent === undefined || !Object.hasOwn(sent as object, '__proto__')) return parsed;
+export function withProtoKey(body: unknown, parsed: Record<string, string>): Record<string, string> {
+  const sent = (body as { parameters?: unknown } | null)?.parameters;
+  if (sent === undefined || sent === null || typeof sent !== 'object' || !Object.hasOwn(sent, '__proto__')) return parsed;
   const value = (sent as Record<string, unknown>)['__proto__'];
   if (typeof value !== 'string') throw badRequest('parameters.__proto__: expected a string (Variant A takes a flat map of string to string)');
   return sent as Record<string, string>;
 }
+
+/** A Variant A trigger's parameters (see `withProtoKey`). */
+export const variantAParameters = (body: unknown) => withProtoKey(body, variantATrigger.parse(body).parameters);
 
 /** The `run-id` header of a signed trigger. */
 export const runIdHeader = nameSchema.optional();

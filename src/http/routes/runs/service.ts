@@ -40,7 +40,7 @@ export function runService(deps: AppDeps, reader: RunReader, limits: RateLimits)
     read: reads.read,
     list: reads.list,
     /** `GET <run path>/events`: the run as Server-Sent Events, its live reads shared with polls (events.ts). */
-    events: runEvents(deps, reader, reads.resolve),
+    events: runEvents(deps, reads),
     cancel: control.cancel,
     decide: control.decide,
     /** Deletes a closed run (404 when there is none, 409 `run_live` while it runs); this process forgets it at once. */
@@ -78,13 +78,13 @@ export function runService(deps: AppDeps, reader: RunReader, limits: RateLimits)
 
     /**
      * 201 when the run was created, 200 when the name was used before; both answer the run's URL. Counts against
-     * TRIGGER_LIMIT_PER_MINUTE for the task and for each of `limitKeys` (a signed URL's `url:<id>`): past it, a 429
+     * TRIGGER_LIMIT_PER_MINUTE for the task: past it, a 429
      * and nothing started, unless the run is already there (a retry of a trigger that went through).
      */
-    async trigger(ctx: Context, task: TaskRecord, run: string, payload: Record<string, unknown>, url: string, limitKeys: string[] = []) {
+    async trigger(ctx: Context, task: TaskRecord, run: string, payload: Record<string, unknown>, url: string) {
       let giveBack: () => Promise<void>;
       try {
-        giveBack = await limits.trigger([`task:${task._id}`, ...limitKeys]);
+        giveBack = await limits.trigger(String(task._id));
       } catch (err) {
         if (!(err instanceof RateLimited) || !(await findRun(models, { owner: task.owner, profile: task.profile, task: task.name, run }))) throw err;
         ctx.status = 200;

@@ -1,9 +1,7 @@
 import Router from '@koa/router';
 import type { Context } from 'koa';
-import { badRequest, dependencyUnavailable, notFound } from '../../../errors';
-import { unavailableDependency } from '../../../dependencies';
+import { badRequest, notFound } from '../../../errors';
 import { findTask, type TaskRecord } from '../../../store/tasks';
-import { triggerRun } from '../../../temporal/start-run';
 import {
   deleteTaskSchedule,
   listTaskSchedules,
@@ -15,9 +13,12 @@ import {
 import type { TaskScheduleRef } from '../../../temporal/ids';
 import { scheduledRunName } from '../../../../workflows/scheduled-run';
 import type { AppDeps } from '../../deps';
+import { presentSchedule } from '../../presenters/schedule';
 import { parse } from '../../validate';
 import { runUrlA, runUrlB } from '../runs/router';
 import { ownerFromPath } from '../users/owner';
+import { withProtoKey } from '../runs/schema';
+import type { RunService } from '../runs/service';
 import { scheduleName, variantASchedule, variantBSchedule } from './schema';
 
 /**
@@ -25,7 +26,7 @@ import { scheduleName, variantASchedule, variantBSchedule } from './schema';
  * `GET <task path>/schedules`, `PUT|GET|DELETE <task path>/schedules/:schedule`, `POST .../:schedule/trigger`.
  * Variant A paths carry the trigger data as `parameters`, Variant B paths as `payload`.
  */
-export function schedulesRouter(deps: AppDeps): Router {
+export function schedulesRouter(deps: AppDeps, runs: Pick<RunService, 'trigger'>): Router {
   const router = new Router();
   const { models } = deps.db;
   const base = deps.config.PUBLIC_URL;
@@ -37,7 +38,7 @@ export function schedulesRouter(deps: AppDeps): Router {
       data: 'parameters' as const,
       body: (value: unknown) => {
         const { parameters, ...rest } = parse(variantASchedule, value);
-        return { ...rest, payload: parameters as Record<string, unknown> };
+        return { ...rest, payload: withProtoKey(value, parameters) as Record<string, unknown> };
       },
       where: (ctx: Context): TaskOf => {
         if (ctx.params.profile !== 'default') throw notFound(`profile "${ctx.params.profile}" (Variant A has only "default")`);
@@ -66,17 +67,7 @@ export function schedulesRouter(deps: AppDeps): Router {
 
   for (const { path, data, body, where, url } of variants) {
     const scheduleOf = (ctx: Context): TaskScheduleRef => ({ ...where(ctx), schedule: parse(scheduleName, ctx.params.schedule, 'path.schedule') });
-    const present = (s: TaskSchedule, t: TaskOf) => ({
-      name: s.name,
-      ...(s.cron !== undefined ? { cron: s.cron } : { every: s.every }),
-      timezone: s.timezone,
-      paused: s.paused,
-      [data]: s.payload,
-      next_action_times: s.nextActionTimes.map((d) => d.toISOString()),
-      recent_runs: s.recentRuns.map((r) => ({ name: r.run, url: url(t, r.run), scheduled_at: r.scheduledAt.toISOString() })),
-      created_at: s.createdAt.toISOString(),
-      ...(s.updatedAt ? { modified_at: s.updatedAt.toISOString() } : {}),
-    });
+    const present = (s: TaskSchedule, t: TaskOf) => presentSchedule(s, data, (run) => url(t, run));
     const readOne = async (ref: TaskScheduleRef) => {
       const schedule = await readTaskSchedule(startDeps, ref);
       if (!schedule) throw notFound(`schedule "${ref.schedule}"`);
@@ -121,16 +112,9 @@ export function schedulesRouter(deps: AppDeps): Router {
       const task = await loadTask(ref);
       const schedule = await readOne(ref);
       const run = scheduledRunName(ref.schedule, new Date());
-      const runUrl = url(ref, run);
-      try {
-        await triggerRun(startDeps, task, run, schedule.payload);
-      } catch (err) {
-        const dependency = unavailableDependency(err);
-        if (!dependency) throw err;
-        throw dependencyUnavailable(dependency, { run, url: runUrl }, `the run "${run}" may have been recorded: its URL will show it`);
-      }
+      // As any trigger: TRIGGER_LIMIT_PER_MINUTE and LIVE_RUNS_PER_USER apply, a 503 names the run.
+      await runs.trigger(ctx, task, run, schedule.payload, url(ref, run));
       ctx.status = 202;
-      ctx.body = { url: runUrl };
     });
   }
   return router;

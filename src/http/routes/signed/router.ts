@@ -61,7 +61,7 @@ export function signedTriggerRouter(deps: AppDeps, runs: RunService): Router {
     if (!verdict.ok) throw forbidden(verdict.message, verdict.code);
     const run = parse(runIdHeader, ctx.get('run-id') || undefined, 'header.run-id') ?? `run-${Date.now()}-${crypto.randomBytes(4).toString('hex')}`;
     const payload = ctx.request.body as Record<string, unknown>;
-    await runs.trigger(ctx, task, run, payload, runUrlB(config.PUBLIC_URL, task.owner, task.profile, task.name, run), [`url:${parts.id}`]);
+    await runs.trigger(ctx, task, run, payload, runUrlB(config.PUBLIC_URL, task.owner, task.profile, task.name, run));
   });
   router.all('/signed/tasks/:owner/:profile/:task', () => {
     throw notFound('route (signed URLs take POST)');
