@@ -1,7 +1,7 @@
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { storeText } from '../src/store/run-content';
-import { recordOpenProgress, type RunProgress } from '../src/store/runs';
+import { recordOpenProgress, type RunProgress, type WrittenRun } from '../src/store/runs';
 import { findTaskVersion, openTaskKey, type TaskVersionRecord } from '../src/store/tasks';
 import { createTtlCache } from '../src/ttl-cache';
 import { announceRunClosed } from '../src/temporal/webhook-start';
@@ -81,10 +81,10 @@ export function createRunActivities(deps: ActivityDeps) {
     async recordRun(input: RunProgress & { run: RunRef; transition?: boolean }): Promise<void> {
       const { run, transition: _transition, ...progress } = input;
       // A closed record is left as it is (the workflow may not know it was closed: see callModel).
-      await recordOpenProgress(models, run, progress);
+      const written = await recordOpenProgress(models, run, progress);
       if (progress.messages) await contents.saved(run, progress.messages.from, progress.messages.items);
       // Retried (a local activity) while the close can be neither announced nor noted for the reconciler.
-      if (isTerminal(progress.status) && !(await announceRunClosed(closed, run.id))) throw new Error('the store did not answer: the run\'s close could not be announced');
+      if (isTerminal(progress.status) && !(await announceRunClosed(closed, run.id, written ?? undefined))) throw new Error('the store did not answer: the run\'s close could not be announced');
     },
 
     /**
@@ -106,17 +106,18 @@ export function createRunActivities(deps: ActivityDeps) {
       return tracked(input.run, async (signal) => {
         // A call that may end the run is made again when the workflow did not hear how the last one ended (a worker
         // or Temporal lost meanwhile): if that one recorded the run's end, it stands, and the model is not asked again.
-        if (input.finish && (await runIsClosed(input.run))) throw runFailure('RunClosed', 'the run had already ended');
+        // A turn's first call skips the read (its end's write checks the record anyway).
+        if (input.finish && input.again && (await runIsClosed(input.run))) throw runFailure('RunClosed', 'the run had already ended');
         const turn = await modelTurn(input, signal);
         if (!input.finish || turn.toolCalls.length > 0) return turn;
         const usage = addModelCall(input.usage, turn.usage);
         // Past the token budget the answer is the run's failure, which the workflow records.
         if (input.maxTotalTokens && usage.input_tokens + usage.output_tokens > input.maxTotalTokens) return turn;
         const finishedAt = Date.now();
+        let written: WrittenRun | null;
         try {
-          if (!(await recordOpenProgress(models, input.run, { status: 'ready', modifiedAt: finishedAt, entries: { from: input.entriesFrom, items: [finalEntry(turn.text)] }, usage }))) {
-            throw runFailure('RunClosed', 'the run had already ended');
-          }
+          written = await recordOpenProgress(models, input.run, { status: 'ready', modifiedAt: finishedAt, entries: { from: input.entriesFrom, items: [finalEntry(turn.text)] }, usage });
+          if (!written) throw runFailure('RunClosed', 'the run had already ended');
         } catch (err) {
           if (err instanceof ApplicationFailure) throw err;
           // The model has answered: failing now would call it again. The workflow records the end instead (its own
@@ -126,7 +127,7 @@ export function createRunActivities(deps: ActivityDeps) {
         }
         // Neither announced nor noted for the reconciler (the store stopped answering): the workflow records the end
         // itself, and its write (retried) announces it.
-        if (!(await announceRunClosed(closed, input.run.id))) return turn;
+        if (!(await announceRunClosed(closed, input.run.id, written))) return turn;
         return { ...turn, finishedAt };
       });
     },

@@ -140,6 +140,7 @@ export async function runTask(input: RunInput): Promise<RunOutcome> {
         messages: log.messages,
         entriesFrom: log.total,
         finish: log.allRecorded,
+        ...(attempt > 1 ? { again: true } : {}),
         usage: log.usage,
         maxTotalTokens: limits.maxTotalTokens,
       };

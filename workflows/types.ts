@@ -203,6 +203,11 @@ export interface ModelCallInput {
   entriesFrom: number;
   /** When the model answers without tool calls, the call also records the run's end (nothing else waits to be written). */
   finish: boolean;
+  /**
+   * A call made again after one whose end the workflow did not hear (a lost worker, a timeout): that one may have
+   * recorded the run's end, so this one checks the record before asking the model. Absent on a turn's first call.
+   */
+  again?: boolean;
   /** The run's usage before this call: what the end records when this call writes it (with this call's added). */
   usage: RunUsage;
   /** The run's token budget: an answer that takes the run past it does not end the run here (the workflow fails it). */

@@ -1,49 +1,97 @@
+import { randomInt } from 'node:crypto';
 import { isDuplicateKey, retryWhileBusy } from './connect';
 import type { Models } from './models';
 
 /**
- * LIVE_RUNS_PER_USER. The marks are the count: one document per live run in `live_runs` (`_id` = the run id, `owner`,
- * `at`). A trigger marks its run first, then counts its owner's marks; over the limit, it takes its mark back and
- * refuses. Two triggers at the same instant may both count the other's mark and both refuse, so a burst never lets
- * more through than the limit, on MongoDB as on FerretDB (no document is updated by two writers, so no write is lost).
- * A run's close deletes its mark, by `_id`, however often the close is seen.
+ * LIVE_RUNS_PER_USER. A user's live runs hold places: documents of `live_runs` whose `_id` is `<owner>:<slot>`, with
+ * `slot` in [0, limit), so no more than `limit` of them can exist at once, on MongoDB as on FerretDB: the unique `_id`
+ * is the count, and no document is updated by two writers. A trigger takes a free place by inserting it (a random
+ * slot, tried a few times), and only an owner whose places are mostly taken has them listed: one insert by `_id`
+ * per trigger in the common case, whatever the number of live runs (FerretDB finds only `_id` without a scan). The
+ * run's record keeps its slot (`live_slot`), and its close gives the place back by `_id`.
  *
- * Counting reads the owner's marks (an index on `owner` on MongoDB; FerretDB scans the collection, which holds only
- * live runs). A mark older than any run can live (`staleMs`: a process stopped between marking and recording, or a
- * close never seen) is not counted, and the reconciler deletes it (`deleteStaleMarks`).
+ * A place older than any run can live (`staleMs`: a process stopped between taking it and recording the run, or a
+ * close never seen) does not count; a trigger that needs it takes it over, and the reconciler deletes the rest
+ * (`deleteStaleMarks`). Places taken before the limit was lowered stay until their runs end.
  */
 
-/** What a trigger's claim found: a new place, the run's own place already held (the run is live), or no place. */
-export type Claim = 'claimed' | 'held' | 'refused';
+/** A trigger's place among its owner's live runs, or none. */
+export type Claim = { slot: number } | 'refused';
 
-/** Marks `runId` as one of `owner`'s live runs, unless that makes more than `limit` of them. */
+/** Random slots tried before the owner's places are listed. */
+const PROBES = 3;
+/** Free slots tried, once listed, before the trigger is refused (others took them meanwhile). */
+const FREE_TRIES = 5;
+
+export const placeId = (owner: string, slot: number) => `${owner}:${slot}`;
+const slotOf = (id: string) => Number(id.slice(id.lastIndexOf(':') + 1));
+
+/** Takes a free place among `owner`'s live runs for `runId`, unless `limit` of them are taken. */
 export async function claimLiveRun(models: Models, claim: { runId: string; owner: string; limit: number; staleMs: number }): Promise<Claim> {
   const { LiveRun } = models;
+  const { runId, owner, limit } = claim;
   const now = new Date();
-  try {
-    await retryWhileBusy(() => LiveRun.collection.insertOne({ _id: claim.runId as never, owner: claim.owner, at: now }));
-  } catch (err) {
-    if (isDuplicateKey(err)) return 'held';
-    throw err;
+  const take = async (slot: number): Promise<boolean> => {
+    try {
+      await retryWhileBusy(() => LiveRun.collection.insertOne({ _id: placeId(owner, slot) as never, owner, run: runId, at: now }));
+      return true;
+    } catch (err) {
+      if (isDuplicateKey(err)) return false;
+      throw err;
+    }
+  };
+  for (let i = 0; i < Math.min(PROBES, limit); i++) {
+    const slot = randomInt(limit);
+    if (await take(slot)) return { slot };
   }
-  const live = await LiveRun.countDocuments({ owner: claim.owner, at: { $gt: new Date(now.getTime() - claim.staleMs) } });
-  if (live <= claim.limit) return 'claimed';
-  await releaseLiveRun(models, claim.runId);
+  // Most places may be taken: list them (a scan on FerretDB, only for such an owner).
+  const held = await LiveRun.find({ owner }, { _id: 1, at: 1 }).lean<Array<{ _id: string; at: Date }>>();
+  const staleBefore = now.getTime() - claim.staleMs;
+  if (held.filter((p) => p.at.getTime() > staleBefore).length >= limit) return 'refused';
+  const taken = new Map(held.map((p) => [slotOf(p._id), p]));
+  const free = Array.from({ length: limit }, (_, slot) => slot).filter((slot) => !taken.has(slot));
+  // Stale places after the free ones: their runs ended long ago (or never started), so they can be taken over.
+  const stale = [...taken].filter(([slot, p]) => slot < limit && p.at.getTime() <= staleBefore).map(([slot]) => slot);
+  for (const slot of [...shuffled(free).slice(0, FREE_TRIES), ...stale.slice(0, FREE_TRIES)]) {
+    if (taken.has(slot)) await retryWhileBusy(() => LiveRun.collection.deleteOne({ _id: placeId(owner, slot) as never }));
+    if (await take(slot)) return { slot };
+  }
   return 'refused';
 }
 
-/** The run is closed, deleted, or was never recorded: its place is given back (a no-op when it held none). */
-export async function releaseLiveRun(models: Models, runId: string): Promise<void> {
+/**
+ * Gives back `runId`'s place (its run is closed, deleted, or was never recorded), however often it is called: the
+ * place is read by `_id` first and deleted only while it is still this run's. `slot` absent: a run recorded before
+ * places had slots, whose mark's `_id` is the run's.
+ */
+export async function releaseLiveRun(models: Models, place: { runId: string; owner: string; slot?: number | null }): Promise<void> {
+  const { LiveRun } = models;
+  if (typeof place.slot !== 'number') {
+    await retryWhileBusy(() => LiveRun.collection.deleteOne({ _id: place.runId as never }));
+    return;
+  }
+  const id = placeId(place.owner, place.slot);
+  const current = await LiveRun.collection.findOne({ _id: id as never }, { projection: { run: 1 } });
+  if (current?.run === place.runId) await retryWhileBusy(() => LiveRun.collection.deleteOne({ _id: id as never }));
+}
+
+/** Gives back whatever places `runId` holds, found by a scan (its record, which names its place, is gone). */
+export async function releaseLiveRunsOf(models: Models, runId: string): Promise<void> {
   await retryWhileBusy(() => models.LiveRun.collection.deleteOne({ _id: runId as never }));
+  await retryWhileBusy(() => models.LiveRun.collection.deleteMany({ run: runId }));
 }
 
-/** Gives back the places of many runs at once (a deleted task's live runs). */
-export async function releaseLiveRuns(models: Models, runIds: string[]): Promise<void> {
-  if (runIds.length > 0) await retryWhileBusy(() => models.LiveRun.collection.deleteMany({ _id: { $in: runIds as never[] } }));
-}
-
-/** Deletes marks older than `staleMs` (the reconciler's pass). Returns how many. */
+/** Deletes places older than `staleMs` (the reconciler's pass). Returns how many. */
 export async function deleteStaleMarks(models: Models, staleMs: number): Promise<number> {
   const { deletedCount } = await models.LiveRun.collection.deleteMany({ at: { $lt: new Date(Date.now() - staleMs) } });
   return deletedCount;
+}
+
+function shuffled<T>(items: T[]): T[] {
+  const out = [...items];
+  for (let i = out.length - 1; i > 0; i--) {
+    const j = randomInt(i + 1);
+    [out[i], out[j]] = [out[j]!, out[i]!];
+  }
+  return out;
 }

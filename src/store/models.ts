@@ -120,6 +120,8 @@ const run = new Schema(
      * applies concurrent updates of one document as read-modify-write, so two writers would lose each other's fields.
      */
     started: { type: Boolean, default: false },
+    /** Its place among its owner's live runs (store/live-runs.ts), given back at its close; absent when none was taken. */
+    live_slot: { type: Number },
     created_at: { type: Date, required: true },
     modified_at: { type: Date, required: true },
   },
@@ -150,10 +152,13 @@ const runBlob = new Schema(
 );
 
 /** LIVE_RUNS_PER_USER's marks (store/live-runs.ts): one per live run, `_id` = the run's _id. */
+/** A place among a user's live runs (store/live-runs.ts): `_id` `<owner>:<slot>`. */
 const liveRun = new Schema(
   {
     _id: { type: String, required: true },
     owner: { type: String, required: true },
+    /** The run holding it (absent on marks from before slots, whose `_id` is the run's). */
+    run: { type: String },
     at: { type: Date, required: true },
   },
   opts,

@@ -39,6 +39,8 @@ export interface NewRun {
   runner: string;
   payload: Record<string, unknown>;
   at: Date;
+  /** Its place among its owner's live runs (store/live-runs.ts), when the limit is on. */
+  liveSlot?: number;
 }
 
 /** Inserts the run record; throws a duplicate-key error (E11000) when the name was used before. */
@@ -56,6 +58,7 @@ export async function insertRun(models: Models, run: NewRun): Promise<RunRecord>
     results: [],
     entry_count: 0,
     started: false,
+    ...(run.liveSlot !== undefined ? { live_slot: run.liveSlot } : {}),
     created_at: run.at,
     modified_at: run.at,
   };
@@ -103,14 +106,18 @@ export async function recordProgress(models: Models, runId: string, progress: Ru
 /**
  * The workflow's write of its run, unless the record is closed, or is another run of the name (deleted and triggered
  * again since): a closed run never changes, whoever else saw it closed (its readers, its webhook). One read by `_id`
- * before the write. Returns false when it wrote nothing.
+ * before the write. Returns null when it wrote nothing.
  */
-export async function recordOpenProgress(models: Models, run: { id: string; createdAt: number }, progress: RunProgress): Promise<boolean> {
-  const current = await models.Run.findById(run.id, { status: 1, created_at: 1 }).lean<Pick<RunRecord, 'status' | 'created_at'>>();
-  if (!current || isTerminal(current.status) || (typeof run.createdAt === 'number' && current.created_at.getTime() !== run.createdAt)) return false;
+export async function recordOpenProgress(models: Models, run: { id: string; createdAt: number }, progress: RunProgress): Promise<WrittenRun | null> {
+  const current = await models.Run.findById(run.id, WRITTEN_RUN).lean<Omit<WrittenRun, 'status'> & { status: string }>();
+  if (!current || isTerminal(current.status) || (typeof run.createdAt === 'number' && current.created_at.getTime() !== run.createdAt)) return null;
   await recordProgress(models, run.id, progress);
-  return true;
+  return { ...current, status: progress.status };
 }
+
+/** What `recordOpenProgress` read of the record, with the status it wrote: what announcing a close needs. */
+export type WrittenRun = Pick<RunRecord, '_id' | 'status' | 'owner' | 'task_id' | 'live_slot' | 'created_at'>;
+export const WRITTEN_RUN = { status: 1, owner: 1, task_id: 1, live_slot: 1, created_at: 1 } as const;
 
 /** Entries the record says are stored (records from before pages have them all in `results`). */
 export const entryCount = (record: Pick<RunRecord, 'entry_count' | 'results'>): number => record.entry_count ?? record.results.length;

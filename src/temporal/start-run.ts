@@ -41,11 +41,11 @@ export async function triggerRun(
     if (!record) throw liveRunsLimited(limit);
   } else {
     try {
-      record = await insertRun(deps.models, { identity, taskId: task._id, taskVersion: task.version, runner: task.runner, payload, at: new Date() });
+      record = await insertRun(deps.models, { identity, taskId: task._id, taskVersion: task.version, runner: task.runner, payload, at: new Date(), liveSlot: claim?.slot });
       created = true;
     } catch (err) {
-      // No new run: the place this trigger took goes back (a run of the name that is live holds its own: `held`).
-      if (claim === 'claimed') await releaseLiveRun(deps.models, runId).catch(() => undefined);
+      // No new run (the name is taken, or the store failed): the place this trigger took goes back.
+      if (claim) await releaseLiveRun(deps.models, { runId, owner: task.owner, slot: claim.slot }).catch(() => undefined);
       if (!isDuplicateKey(err)) throw err;
       record = await findRun(deps.models, identity);
       if (!record) throw err; // deleted in between: let the caller see a failure rather than a phantom run

@@ -4,7 +4,7 @@ import type { Models } from '../store/models';
 import { deleteRunContent } from '../store/run-content';
 import { runWorkflowId } from '../store/runs';
 import type { TaskRef } from '../store/tasks';
-import { releaseLiveRuns } from '../store/live-runs';
+import { releaseLiveRun } from '../store/live-runs';
 import { deleteDeliveries } from '../store/webhooks';
 import { deleteTaskSchedules } from './task-schedules';
 
@@ -36,11 +36,11 @@ export async function deleteTaskCascade(
   await deleteTaskSchedules({ models, temporal, logger }, { owner: ref.owner, profile: ref.profile, task: ref.name });
 
   const runFilter = { owner: ref.owner, profile: ref.profile, task: ref.name };
-  const live = await models.Run.find({ ...runFilter, status: { $in: LIVE_RUN_STATUSES } }, { name: 1 }).lean<Array<{ name: string }>>();
+  const live = await models.Run.find({ ...runFilter, status: { $in: LIVE_RUN_STATUSES } }, { name: 1, live_slot: 1 }).lean<Array<{ name: string; live_slot?: number }>>();
   // Their records go below without a close: their places among the owner's live runs are given back here.
-  await releaseLiveRuns(models, live.map((run) => runWorkflowId({ ...runFilter, run: run.name }))).catch((err: unknown) =>
-    logger.warn({ err, ...runFilter }, 'deleted task: its live runs\' places could not be given back (they expire)'),
-  );
+  await Promise.all(
+    live.map((run) => releaseLiveRun(models, { runId: runWorkflowId({ ...runFilter, run: run.name }), owner: ref.owner, slot: run.live_slot })),
+  ).catch((err: unknown) => logger.warn({ err, ...runFilter }, 'deleted task: its live runs\' places could not be given back (they expire)'));
 
   const outcomes = await Promise.allSettled(
     live.map((run) =>

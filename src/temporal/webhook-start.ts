@@ -4,7 +4,7 @@ import type { Config } from '../config';
 import type { Logger } from '../logger';
 import type { Models } from '../store/models';
 import type { RunRecord } from '../store/runs';
-import { releaseLiveRun } from '../store/live-runs';
+import { releaseLiveRun, releaseLiveRunsOf } from '../store/live-runs';
 import { findWebhookTask } from '../store/webhooks';
 import { createTtlCache } from '../ttl-cache';
 import { isTerminal } from '../../workflows/constants';
@@ -62,14 +62,15 @@ const deferred = (models: Models) => models.Run.db.db!.collection<{ _id: string;
 
 /**
  * Call once a run is closed (its record `ready` or `error`): gives back its place among its owner's live runs, and
- * starts its webhook delivery when its task has a webhook. Costs a run read by `_id` and a cached task read by `_id`;
+ * starts its webhook delivery when its task has a webhook. Costs a run read by `_id` (none when the caller gives the
+ * record it has just written: `known`), a place read and delete by `_id`, and a cached task read by `_id`;
  * a start only for tasks with a webhook. Never throws: when it cannot finish, the run is noted for the reconciler
  * (`retryDeferredAnnouncements`), which tries again on its next pass. False when even that note could not be
  * written (the store does not answer): a caller that can retry (the workflow's own write) should.
  */
-export async function announceRunClosed(deps: AnnounceDeps, runId: string): Promise<boolean> {
+export async function announceRunClosed(deps: AnnounceDeps, runId: string, known?: ClosedRecord): Promise<boolean> {
   try {
-    await announce(deps, runId);
+    await announce(deps, runId, known);
     return true;
   } catch (err) {
     deps.logger.warn({ run: runId, err }, 'could not announce a closed run (webhook delivery, live-run count); the reconciler tries again');
@@ -83,14 +84,18 @@ export async function announceRunClosed(deps: AnnounceDeps, runId: string): Prom
   }
 }
 
-async function announce(deps: AnnounceDeps, runId: string): Promise<void> {
+/** What announcing needs of a closed run's record (`known`: the caller has just written the close and read it). */
+type ClosedRecord = Pick<RunRecord, 'status' | 'owner' | 'task_id' | 'live_slot' | 'created_at'>;
+
+async function announce(deps: AnnounceDeps, runId: string, known?: ClosedRecord): Promise<void> {
   // Only what it needs of the record (not its first page of entries and messages).
-  const record = await deps.models.Run.findById(runId, { status: 1, task_id: 1, created_at: 1 }).lean<Pick<RunRecord, 'status' | 'task_id' | 'created_at'>>();
+  const record = known ?? (await deps.models.Run.findById(runId, { status: 1, owner: 1, task_id: 1, live_slot: 1, created_at: 1 }).lean<ClosedRecord>());
   if (record && !isTerminal(record.status)) return;
-  // Its place among its owner's live runs (store/live-runs.ts), given back however often this runs; by the run's id
-  // alone, so a run deleted since (retention, its task) gives its place back too.
-  await releaseLiveRun(deps.models, runId);
-  if (!record || !(await hasWebhook(deps.models, record.task_id))) return;
+  // A run deleted since (retention, its task): its place, if it still holds one, is found by a scan (a rare path).
+  if (!record) return releaseLiveRunsOf(deps.models, runId);
+  // Its place among its owner's live runs (store/live-runs.ts), given back however often this runs.
+  await releaseLiveRun(deps.models, { runId, owner: record.owner, slot: record.live_slot });
+  if (!(await hasWebhook(deps.models, record.task_id))) return;
   await startWebhookDelivery(deps, { runId, createdAt: record.created_at.getTime() });
 }
 

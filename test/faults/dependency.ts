@@ -66,8 +66,8 @@ export function dependencyFault(dep: Dependency, how: keyof typeof FAULTS) {
     expect((await api.get(liveRun)).status, 'a read that caches the session').to.equal(200);
     const heldIds = runsOf(scenario).map((r) => r.workflowId);
     // Each run in flight holds a place among its owner's live runs: the final accounts check every one was given back.
-    const marks = await withMongo((db) => db.collection<{ _id: string }>('live_runs').find({ _id: { $in: heldIds } }).toArray());
-    expect(marks.map((m) => m._id).sort(), 'the live-run marks of the runs in flight').to.deep.equal([...heldIds].sort());
+    const marks = await withMongo((db) => db.collection<{ _id: string; run: string }>('live_runs').find({ run: { $in: heldIds } }).toArray());
+    expect(marks.map((m) => m.run).sort(), 'the live-run places of the runs in flight').to.deep.equal([...heldIds].sort());
     const before = await snapshot(api, heldIds);
     const during = `${task}-during`;
 
