@@ -109,7 +109,8 @@ export async function recordProgress(models: Models, runId: string, progress: Ru
  * before the write. Returns null when it wrote nothing.
  */
 export async function recordOpenProgress(models: Models, run: { id: string; createdAt: number }, progress: RunProgress): Promise<WrittenRun | null> {
-  const current = await models.Run.findById(run.id, WRITTEN_RUN).lean<Omit<WrittenRun, 'status'> & { status: string }>();
+  // With the driver: a run's every write starts with this read (mongoose's query building is measurable there).
+  const current = (await models.Run.collection.findOne({ _id: run.id as never }, { projection: WRITTEN_RUN })) as (Omit<WrittenRun, 'status'> & { status: string }) | null;
   if (!current || isTerminal(current.status) || (typeof run.createdAt === 'number' && current.created_at.getTime() !== run.createdAt)) return null;
   await recordProgress(models, run.id, progress);
   return { ...current, status: progress.status };
