@@ -53,16 +53,20 @@ export async function claimLiveRun(models: Models, claim: { runId: string; owner
   // Stale places after the free ones: their runs ended long ago (or never started), so they can be taken over.
   const stale = [...taken].filter(([slot, p]) => slot < limit && p.at.getTime() <= staleBefore).map(([slot]) => slot);
   for (const slot of [...shuffled(free).slice(0, FREE_TRIES), ...stale.slice(0, FREE_TRIES)]) {
-    if (taken.has(slot)) await retryWhileBusy(() => LiveRun.collection.deleteOne({ _id: placeId(owner, slot) as never }));
+    // A stale place is deleted only as it was listed (not once another trigger has taken it over): a filter beyond
+    // `_id`, so a scan on FerretDB, on this rare path only.
+    const was = taken.get(slot);
+    if (was) await retryWhileBusy(() => LiveRun.collection.deleteOne({ _id: placeId(owner, slot) as never, at: was.at }));
     if (await take(slot)) return { slot };
   }
   return 'refused';
 }
 
 /**
- * Gives back `runId`'s place (its run is closed, deleted, or was never recorded), however often it is called: the
- * place is read by `_id` first and deleted only while it is still this run's. `slot` absent: a run recorded before
- * places had slots, whose mark's `_id` is the run's.
+ * Gives back `runId`'s place (its run is closed, deleted, or was never recorded), however often it is called. One
+ * command by `_id`: the place is deleted and, when it had become another run's since (this run's place given back
+ * before, and taken again), put back as it was. `slot` absent: a run recorded before places had slots, whose mark's
+ * `_id` is the run's.
  */
 export async function releaseLiveRun(models: Models, place: { runId: string; owner: string; slot?: number | null }): Promise<void> {
   const { LiveRun } = models;
@@ -71,8 +75,13 @@ export async function releaseLiveRun(models: Models, place: { runId: string; own
     return;
   }
   const id = placeId(place.owner, place.slot);
-  const current = await LiveRun.collection.findOne({ _id: id as never }, { projection: { run: 1 } });
-  if (current?.run === place.runId) await retryWhileBusy(() => LiveRun.collection.deleteOne({ _id: id as never }));
+  const removed = await retryWhileBusy(() => LiveRun.collection.findOneAndDelete({ _id: id as never }));
+  if (removed && removed.run !== place.runId) {
+    await LiveRun.collection.insertOne(removed).catch((err: unknown) => {
+      // Taken again meanwhile by a third trigger: the other run holds no place now (the limit may pass by one).
+      if (!isDuplicateKey(err)) throw err;
+    });
+  }
 }
 
 /** Gives back whatever places `runId` holds, found by a scan (its record, which names its place, is gone). */

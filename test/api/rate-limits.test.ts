@@ -3,7 +3,7 @@ import { api as apiAt, signedIn, startApi, type ApiResponse } from '../helpers/a
 import { createTask, postSigned, signedUrl, until, waitForRun } from '../helpers/runs';
 import { lastUserText, openaiText } from '../helpers/fake-provider';
 import { getStack } from '../helpers/stack';
-import { deleteStaleMarks, placeId } from '../../src/store/live-runs';
+import { deleteStaleMarks, placeId, releaseLiveRun } from '../../src/store/live-runs';
 import { liveRunLifetimeMs } from '../../src/temporal/start-run';
 
 const LIMIT = 4;
@@ -133,6 +133,18 @@ describe('rate limits', () => {
       expect(await db.models.LiveRun.countDocuments({ owner: me.username })).to.equal(accepted);
       expect(await db.models.Run.countDocuments({ owner: me.username })).to.equal(accepted);
       expect((await api.request('DELETE', '/api/tasks/~/default/t')).status).to.equal(204);
+    });
+
+    it('gives a place back only to the run holding it, however often a close is seen', async () => {
+      const { db } = getStack();
+      const owner = `release-${Date.now()}`;
+      const id = placeId(owner, 0);
+      await db.models.LiveRun.collection.insertOne({ _id: id as never, owner, run: 'run/y', at: new Date() });
+      // run/x's place was given back before, and run/y took the slot since: run/x's close seen again leaves it.
+      await releaseLiveRun(db.models, { runId: 'run/x', owner, slot: 0 });
+      expect(await db.models.LiveRun.collection.findOne({ _id: id as never })).to.deep.include({ owner, run: 'run/y' });
+      await releaseLiveRun(db.models, { runId: 'run/y', owner, slot: 0 });
+      expect(await db.models.LiveRun.collection.findOne({ _id: id as never })).to.equal(null);
     });
 
     it('does not count a place older than any run can live (a process stopped between taking it and recording the run), and takes it over', async () => {
