@@ -1,7 +1,7 @@
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { storeText } from '../src/store/run-content';
-import { recordOpenProgress, type RunProgress, type WrittenRun } from '../src/store/runs';
+import { findOpenRecord, recordOpenProgress, type RunProgress, type WrittenRun } from '../src/store/runs';
 import { findTaskVersion, openTaskKey, type TaskVersionRecord } from '../src/store/tasks';
 import { createTtlCache } from '../src/ttl-cache';
 import { announceRunClosed } from '../src/temporal/webhook-start';
@@ -16,6 +16,8 @@ import { createRunContentCache } from './run-content-cache';
 import type { ToolCallInput } from './tool-call';
 
 const VERSION_CACHE_MS = 60_000;
+/** How long a cancelled run's workflow waits for this process's calls of it to stop (within ABORT's 10 s). */
+const ABORT_WAIT_MS = 5_000;
 
 /**
  * The activities of a run. Keys are loaded and decrypted only inside `callModel`, used, and dropped. Whatever an
@@ -48,27 +50,24 @@ export function createRunActivities(deps: ActivityDeps) {
   const prepare = createPrepare({ deps, contents, loadVersion, store });
   /** What starting a closed run's webhook delivery needs (src/temporal/webhook-start.ts). */
   const closed = { models, temporal: deps.temporal, logger: deps.logger, config: deps.config };
-  /** Whether the run's record is closed (or is not this run's any more). */
-  const runIsClosed = async (run: RunRef) => {
-    const record = await models.Run.findById(run.id, { status: 1, created_at: 1 }).lean<{ status: string; created_at: Date }>();
-    return !record || isTerminal(record.status) || (typeof run.createdAt === 'number' && record.created_at.getTime() !== run.createdAt);
-  };
 
   /**
    * This process's provider and tool calls in flight, by run: a cancelled run's workflow stops them at once through
    * `abortRunCalls` when they run in the process that runs the workflow (usually: one worker, or the same sticky
    * worker). Elsewhere Temporal's own cancellation reaches them with their next heartbeat.
    */
-  const inFlight = new Map<string, Set<AbortController>>();
+  const inFlight = new Map<string, Set<{ abort: AbortController; done: Promise<unknown> }>>();
   const tracked = async <T>(run: RunRef, work: (signal: AbortSignal) => Promise<T>): Promise<T> => {
-    const own = new AbortController();
+    const abort = new AbortController();
     let calls = inFlight.get(run.id);
     if (!calls) inFlight.set(run.id, (calls = new Set()));
-    calls.add(own);
+    const done = heartbeating((cancelled) => work(AbortSignal.any([cancelled, abort.signal])));
+    const call = { abort, done };
+    calls.add(call);
     try {
-      return await heartbeating((cancelled) => work(AbortSignal.any([cancelled, own.signal])));
+      return await done;
     } finally {
-      calls.delete(own);
+      calls.delete(call);
       if (calls.size === 0) inFlight.delete(run.id);
     }
   };
@@ -76,15 +75,17 @@ export function createRunActivities(deps: ActivityDeps) {
   return {
     /**
      * Local activity: the workflow's write of its run (status, new entries, new messages). `transition`: the status
-     * changed with this write (counted by the worker's metrics).
+     * changed with this write (counted by the worker's metrics). False when the record was closed (nothing written).
      */
-    async recordRun(input: RunProgress & { run: RunRef; transition?: boolean }): Promise<void> {
+    async recordRun(input: RunProgress & { run: RunRef; transition?: boolean }): Promise<boolean> {
       const { run, transition: _transition, ...progress } = input;
-      // A closed record is left as it is (the workflow may not know it was closed: see callModel).
+      // A closed record is left as it is, and the workflow told (it may not know it was closed: see callModel).
       const written = await recordOpenProgress(models, run, progress);
+      if (!written) return false;
       if (progress.messages) await contents.saved(run, progress.messages.from, progress.messages.items);
       // Retried (a local activity) while the close can be neither announced nor noted for the reconciler.
-      if (isTerminal(progress.status) && !(await announceRunClosed(closed, run.id, written ?? undefined))) throw new Error('the store did not answer: the run\'s close could not be announced');
+      if (isTerminal(progress.status) && !(await announceRunClosed(closed, run.id, written))) throw new Error('the store did not answer: the run\'s close could not be announced');
+      return true;
     },
 
     /**
@@ -107,12 +108,14 @@ export function createRunActivities(deps: ActivityDeps) {
         // A call that may end the run is made again when the workflow did not hear how the last one ended (a worker
         // or Temporal lost meanwhile): if that one recorded the run's end, it stands, and the model is not asked again.
         // A turn's first call skips the read (its end's write checks the record anyway).
-        if (input.finish && input.again && (await runIsClosed(input.run))) throw runFailure('RunClosed', 'the run had already ended');
+        if (input.finish && input.again && !(await findOpenRecord(models, input.run))) throw runFailure('RunClosed', 'the run had already ended');
         const turn = await modelTurn(input, signal);
         if (!input.finish || turn.toolCalls.length > 0) return turn;
         const usage = addModelCall(input.usage, turn.usage);
         // Past the token budget the answer is the run's failure, which the workflow records.
         if (input.maxTotalTokens && usage.input_tokens + usage.output_tokens > input.maxTotalTokens) return turn;
+        // Cancelled meanwhile: the workflow writes the cancel (abortRunCalls waits for this call to stop first).
+        signal.throwIfAborted();
         const finishedAt = Date.now();
         let written: WrittenRun | null;
         try {
@@ -132,11 +135,18 @@ export function createRunActivities(deps: ActivityDeps) {
       });
     },
 
-    /** Local activity: stops this process's calls in flight of a cancelled run (see `tracked`). Returns how many. */
+    /**
+     * Local activity: stops this process's calls in flight of a cancelled run (see `tracked`), and waits (a few
+     * seconds at most) until they have: a model call writing the run's end finishes that write before the workflow
+     * writes the cancel, which then finds the record closed and leaves it. Returns how many it stopped.
+     */
     async abortRunCalls(input: { run: RunRef }): Promise<number> {
-      const calls = inFlight.get(input.run.id);
-      for (const call of calls ?? []) call.abort();
-      return calls?.size ?? 0;
+      const calls = [...(inFlight.get(input.run.id) ?? [])];
+      for (const call of calls) call.abort.abort();
+      let waited: NodeJS.Timeout | undefined;
+      await Promise.race([Promise.allSettled(calls.map((c) => c.done)), new Promise((r) => (waited = setTimeout(r, ABORT_WAIT_MS)))]);
+      clearTimeout(waited);
+      return calls.length;
     },
 
     /** Remote activity: one tool call in its servlet's sandbox (heartbeating too). Servlet faults come back as `isError` results. */

@@ -72,6 +72,13 @@ export class RunLog {
     this.unsavedMessages.push(message);
   }
 
+  /** Forgets what the store did not take (its record was closed by another writer): the view is then the record's. */
+  discardUnrecorded(): void {
+    this.held.splice(this.recordedEntries - this.base);
+    this.sizes.splice(this.recordedEntries - this.base);
+    this.unsavedMessages.length = 0;
+  }
+
   /** What a record write must store now; call `recorded()` with it once written. */
   take(): { entries: { from: number; items: HeldEntry[] }; messages: { from: number; items: Message[] } } {
     return {

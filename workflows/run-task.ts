@@ -8,6 +8,7 @@ import {
   defineSignal,
   defineUpdate,
   isCancellation,
+  patched,
   proxyActivities,
   proxyLocalActivities,
   setHandler,
@@ -52,6 +53,17 @@ export const approvalUpdate = defineUpdate<void, [ApprovalDecision]>('approval')
 
 /** A failure that ends the run in `error` with this message as the reason. */
 class RunFailed extends Error {}
+
+/**
+ * The run's record was closed by another writer: a model call whose end this workflow did not hear (a lost worker)
+ * wrote it, or the run was ended from outside. The record is the run's account from then on: the workflow stops
+ * with nothing more of its own, and drops from its view what the record did not take.
+ */
+class ClosedElsewhere extends Error {}
+
+/** The activity's `RunClosed` (activities found the record closed): the run ended elsewhere. */
+const closedElsewhere = (err: unknown) =>
+  err instanceof ClosedElsewhere || (err instanceof ActivityFailure && err.cause instanceof ApplicationFailure && err.cause.type === 'RunClosed');
 
 type Ending = { kind: 'answer'; text: Text; finishedAt?: number } | { kind: 'continue'; turn: number };
 
@@ -121,7 +133,9 @@ export async function runTask(input: RunInput): Promise<RunOutcome> {
       log.modifiedAt = Date.now();
     }
     const batch = log.take();
-    await recordRun({ run, status: log.status, modifiedAt: log.modifiedAt, ...batch, usage: log.usage, ...(status ? { transition: true } : {}) });
+    const written = await recordRun({ run, status: log.status, modifiedAt: log.modifiedAt, ...batch, usage: log.usage, ...(status ? { transition: true } : {}) });
+    // `false`: the record is closed (histories from before recordRun said so hold no answer: written).
+    if (written === false) throw new ClosedElsewhere();
     log.recorded(batch);
   };
   const providerOptions = providerCall(limits.providerHeartbeatMs, limits.providerCallMs);
@@ -238,6 +252,8 @@ export async function runTask(input: RunInput): Promise<RunOutcome> {
   try {
     ending = await work.run(execute);
   } catch (err) {
+    // Only where it happens (`patched`): an execution that met it before this code recorded an end of its own.
+    if (closedElsewhere(err) && patched('closed-elsewhere')) return endedElsewhere();
     const cancelled = isCancellation(err);
     const reason =
       err instanceof RunFailed ? err.message : cancelled ? (cancelledBy !== undefined ? `cancelled by ${cancelledBy}` : 'the run was cancelled') : readFailure(err, { name: 'the run', kind: 'other' }).reason;
@@ -261,8 +277,19 @@ export async function runTask(input: RunInput): Promise<RunOutcome> {
     log.push(finalEntry(ending.text));
   } else status = 'error';
   // Recorded even when the workflow itself is being cancelled (task deleted), so the record says why it ended.
-  await CancellationScope.nonCancellable(() => record(status));
+  try {
+    await CancellationScope.nonCancellable(() => record(status));
+  } catch (err) {
+    if (err instanceof ClosedElsewhere) return endedElsewhere();
+    throw err;
+  }
   return { status, entries: log.total };
+
+  /** The run's end is the record's (ClosedElsewhere): the view keeps only what the record has. */
+  function endedElsewhere(): RunOutcome {
+    log.discardUnrecorded();
+    return { status: log.status, entries: log.total, closedElsewhere: true };
+  }
 }
 
 /** Past RUN_CONTINUE_AS_NEW_EVENTS events, or when Temporal suggests it (history size or length) if that is 0. */

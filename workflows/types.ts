@@ -137,6 +137,8 @@ export interface RunSnapshot {
 export interface RunOutcome {
   status: RunStatus;
   entries: number;
+  /** Its record was closed by another writer (see run-task.ts `ClosedElsewhere`): the record says how it ended. */
+  closedElsewhere?: true;
 }
 
 export interface ToolSpec {

@@ -109,11 +109,20 @@ export async function recordProgress(models: Models, runId: string, progress: Ru
  * before the write. Returns null when it wrote nothing.
  */
 export async function recordOpenProgress(models: Models, run: { id: string; createdAt: number }, progress: RunProgress): Promise<WrittenRun | null> {
-  // With the driver: a run's every write starts with this read (mongoose's query building is measurable there).
-  const current = (await models.Run.collection.findOne({ _id: run.id as never }, { projection: WRITTEN_RUN })) as (Omit<WrittenRun, 'status'> & { status: string }) | null;
-  if (!current || isTerminal(current.status) || (typeof run.createdAt === 'number' && current.created_at.getTime() !== run.createdAt)) return null;
+  const current = await findOpenRecord(models, run);
+  if (!current) return null;
   await recordProgress(models, run.id, progress);
   return { ...current, status: progress.status };
+}
+
+/**
+ * `run`'s record while it is open (what a write of it needs to know); null when it is closed, gone, or another run
+ * of the name (deleted and triggered again since). With the driver: every write of a run starts with this read.
+ */
+export async function findOpenRecord(models: Models, run: { id: string; createdAt: number }): Promise<WrittenRun | null> {
+  const current = (await models.Run.collection.findOne({ _id: run.id as never }, { projection: WRITTEN_RUN })) as WrittenRun | null;
+  if (!current || isTerminal(current.status) || (typeof run.createdAt === 'number' && current.created_at.getTime() !== run.createdAt)) return null;
+  return current;
 }
 
 /** What `recordOpenProgress` read of the record, with the status it wrote: what announcing a close needs. */

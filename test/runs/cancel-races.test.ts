@@ -3,7 +3,8 @@ import { expect } from 'chai';
 import { getStack } from '../helpers/stack';
 import { api as apiFor, signedIn, startApi } from '../helpers/api';
 import { createTask, postSigned, signedUrl, until } from '../helpers/runs';
-import { findRun } from '../../src/store/runs';
+import { entryCount, findRun, recordProgress } from '../../src/store/runs';
+import { finalEntry } from '../../workflows/constants';
 import { runWorkflowId } from '../../src/temporal/ids';
 import { expandTemplate } from '../../activities/template/expand';
 
@@ -75,6 +76,57 @@ describe('runs: a cancel racing the run\'s own writes', () => {
       expect(read.body.results.at(-1).error).to.equal(`cancelled by ${username}`);
       expect(read.body.results.map((e: { msg: string }) => e.msg)).to.include('run started');
     } finally {
+      await server.close();
+      await worker.stop();
+    }
+  });
+
+  it('stops a run whose end a call the workflow did not hear had written: the record, its reads and its stream stay as that call left them', async function () {
+    this.timeout(120_000);
+    const { username, sessionId } = await signedIn();
+    const stack = getStack();
+    // The retry waits long enough for a stream to see anything the workflow would add after the record was closed.
+    const queue = `closed-elsewhere-${crypto.randomBytes(4).toString('hex')}`;
+    const settings = { TEMPORAL_TASK_QUEUE: queue, PROVIDER_RETRY_INITIAL_MS: '3000' };
+    const worker = await stack.startWorker(settings);
+    const server = await startApi(settings);
+    const stream = new AbortController();
+    try {
+      const api = apiFor(sessionId, server.url);
+      await createTask(api, 'default', 'lost-end');
+      stack.fake.script(() => ({ hang: true }));
+      const trigger = await postSigned(await signedUrl(api, 'default', 'lost-end'), { text: 'x' }, { 'run-id': 'l1' });
+      const path = new URL(trigger.body.url).pathname;
+      const id = runWorkflowId({ owner: username, profile: 'default', task: 'lost-end', run: 'l1' });
+      let sse = '';
+      const streamed = fetch(`${server.url}${path}/events`, { headers: { cookie: `sessionId=${sessionId}` }, signal: stream.signal })
+        .then(async (res) => {
+          for await (const chunk of res.body!) sse += Buffer.from(chunk as Uint8Array).toString('utf8');
+        })
+        .catch(() => undefined);
+      await until('the model call', () => stack.fake.requests.length > 0);
+      // What the call's write of the run's end leaves when its worker is lost right after it: the workflow then sees
+      // the call fail (here: its connection cut) and tries again.
+      const before = (await findRun(stack.db.models, id))!;
+      await recordProgress(stack.db.models, id, { status: 'ready', modifiedAt: Date.now(), entries: { from: entryCount(before), items: [finalEntry('the lost call\'s answer')] } });
+      stack.fake.reset();
+      const outcome = await stack.temporal.workflow.getHandle(id).result();
+      expect(outcome, 'the workflow stops, saying the record ended the run').to.deep.include({ closedElsewhere: true });
+      expect(stack.fake.requests, 'the model is not asked again').to.have.length(0);
+
+      const record = (await findRun(stack.db.models, id))!;
+      expect(record.status).to.equal('ready');
+      expect(record.results.map((e) => (e as { msg: string }).msg)).to.deep.equal(['run started', 'prompt', 'final answer']);
+      const read = await api.get(path);
+      expect(read.body.status).to.equal('ready');
+      expect(read.body.results).to.deep.equal(record.results);
+      // The stream sent the record's entries, nothing the workflow held that the record did not take, and its end.
+      await Promise.race([streamed, until('the stream\'s end', () => /event: end/.test(sse))]);
+      const entries = sse.split('\n\n').filter((e) => /^id: /m.test(e)).map((e) => JSON.parse(/^data: (.*)$/m.exec(e)![1]!));
+      expect(entries).to.deep.equal(record.results);
+      expect(JSON.parse(/event: end\ndata: (.*)/.exec(sse)![1]!).status).to.equal('ready');
+    } finally {
+      stream.abort();
       await server.close();
       await worker.stop();
     }
