@@ -145,14 +145,17 @@ export async function readMessages(models: Models, runId: string, from: number, 
 
 /**
  * Ends a run whose workflow closed without writing its end (terminated, timed out, gone): `error`, with `reason`
- * as its last entry. Only for a closed workflow (no other writer is left). Returns false when the record was
- * already closed or is gone.
+ * as its last entry. Only for a closed workflow (no other writer is left). `known`: the run's entries from the first
+ * as this process read them from the workflow (what its reads and streams showed): those the record does not have
+ * are written before the reason, so the record says what readers saw. Returns false when the record was already
+ * closed or is gone.
  */
-export async function closeRun(models: Models, runId: string, reason: string, at = new Date()): Promise<boolean> {
+export async function closeRun(models: Models, runId: string, reason: string, known: readonly HeldEntry[] = []): Promise<boolean> {
   const record = await findRun(models, runId);
-  if (!record || record.status === 'ready' || record.status === 'error') return false;
+  if (!record || isTerminal(record.status)) return false;
   const entry: HeldEntry = { msg: reason, error: reason, lastMessage: { role: 'system', content: reason } };
-  await recordProgress(models, runId, { status: 'error', modifiedAt: at.getTime(), entries: { from: entryCount(record), items: [entry] } });
+  const from = entryCount(record);
+  await recordProgress(models, runId, { status: 'error', modifiedAt: Date.now(), entries: { from, items: [...known.slice(from), entry] } });
   return true;
 }
 

@@ -2,6 +2,7 @@ import type { Client } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import { closeRun, findRun } from '../store/runs';
 import { isTerminal } from '../../workflows/constants';
+import type { HeldEntry } from '../../workflows/types';
 import { describeRunExecution, ranEarlierRecord, type ExecutionFacts } from './run-executions';
 import { announceRunClosed, type AnnounceDeps } from './webhook-start';
 
@@ -63,8 +64,8 @@ async function terminationReason(client: Client, workflowId: string): Promise<st
  * workflow, so no caller can forget the announcement. Returns whether the record was changed (false when it was
  * closed already, or is gone).
  */
-export async function closeAndAnnounce(deps: AnnounceDeps, runId: string, reason: string): Promise<boolean> {
-  if (!(await closeRun(deps.models, runId, reason))) return false;
+export async function closeAndAnnounce(deps: AnnounceDeps, runId: string, reason: string, known?: readonly HeldEntry[]): Promise<boolean> {
+  if (!(await closeRun(deps.models, runId, reason, known))) return false;
   deps.logger.warn({ run: runId, reason }, 'run ended without its workflow writing its end');
   await announceRunClosed(deps, runId);
   return true;
@@ -77,7 +78,13 @@ export async function closeAndAnnounce(deps: AnnounceDeps, runId: string, reason
  * or a `describe` said of it; without it, the workflow is described (this path is rare: only workflows that did not
  * complete).
  */
-export async function closeFromWorkflow(deps: AnnounceDeps, runId: string, status: ClosedStatus, execution?: ExecutionFacts & { running?: boolean }): Promise<boolean> {
+export async function closeFromWorkflow(
+  deps: AnnounceDeps,
+  runId: string,
+  status: ClosedStatus,
+  execution?: ExecutionFacts & { running?: boolean },
+  known?: readonly HeldEntry[],
+): Promise<boolean> {
   // A workflow that completed wrote its end first; its record open now is a late write of a step the workflow had
   // stopped waiting for (a local activity cut by a cancel or a stalled store): it is ended too.
   if (status === 'CONTINUED_AS_NEW') return false;
@@ -87,7 +94,7 @@ export async function closeFromWorkflow(deps: AnnounceDeps, runId: string, statu
   const ran = execution ?? (await describeRunExecution(deps.temporal, runId).catch(() => null));
   if (ran?.running || (ran && ranEarlierRecord(record, ran))) return false;
   const reason = await endingReason(deps.temporal, runId, status);
-  if (!(await closeRun(deps.models, runId, reason))) return false;
+  if (!(await closeRun(deps.models, runId, reason, known))) return false;
   deps.logger.warn({ run: runId, status, reason }, 'run ended by its workflow closing without its final record');
   await announceRunClosed(deps, runId);
   return true;

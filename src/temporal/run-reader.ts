@@ -17,10 +17,13 @@ export interface LiveView {
 /** What a read of a live run found. */
 export type LiveRead =
   | { kind: 'live'; view: LiveView }
-  /** The workflow is closed (the query was rejected): its status says how it ended. */
-  | { kind: 'closed'; status: ClosedStatus }
-  /** Temporal has no such workflow (never started, or its history is gone). */
-  | { kind: 'gone' }
+  /**
+   * The workflow is closed (the query was rejected): its status says how it ended. `entries`: those this process
+   * had read of it (what its reads showed), for a close written here to keep.
+   */
+  | { kind: 'closed'; status: ClosedStatus; entries: HeldEntry[] }
+  /** Temporal has no such workflow (never started, or its history is gone); `entries` as for `closed`. */
+  | { kind: 'gone'; entries: HeldEntry[] }
   /** The workflow did not answer within the wait: `entries` are those this process already has. */
   | { kind: 'unavailable'; entries: HeldEntry[] };
 
@@ -122,7 +125,7 @@ export function createRunReader(temporal: Client, options: RunReaderOptions) {
         const status = closedStatusName(err.status);
         if (status) {
           tracked.closed = status;
-          return { kind: 'closed', status };
+          return { kind: 'closed', status, entries: tracked.entries };
         }
       }
       if (err instanceof WorkflowNotFoundError) {
@@ -130,7 +133,7 @@ export function createRunReader(temporal: Client, options: RunReaderOptions) {
         tracked.view = undefined;
         tracked.failedAt = undefined;
         tracked.goneAt = Date.now();
-        return { kind: 'gone' };
+        return { kind: 'gone', entries: tracked.entries };
       }
       tracked.failedAt = Date.now();
       return { kind: 'unavailable', entries: tracked.entries };
@@ -152,10 +155,10 @@ export function createRunReader(temporal: Client, options: RunReaderOptions) {
         tracked = { createdAt: stored.createdAt, entries: [], bytes: 0, at: 0 };
         runs.set(workflowId, tracked);
       }
-      if (tracked.closed) return { kind: 'closed', status: tracked.closed };
+      if (tracked.closed) return { kind: 'closed', status: tracked.closed, entries: tracked.entries };
       const { view } = tracked;
       const now = Date.now();
-      if (tracked.goneAt !== undefined && now - tracked.goneAt < cacheMs) return { kind: 'gone' };
+      if (tracked.goneAt !== undefined && now - tracked.goneAt < cacheMs) return { kind: 'gone', entries: tracked.entries };
       if (view && now - tracked.at < cacheMs) return { kind: 'live', view };
       if (!tracked.inflight) {
         tracked.inflightAt = now;

@@ -329,6 +329,24 @@ describe('runs: live event streams', () => {
     expect(stream.entries().map((e) => JSON.parse(e.data!))).to.deep.equal(run.results);
   });
 
+  it('keeps in the terminated run\'s record the entries its stream showed that the workflow had not written', async function () {
+    this.timeout(60_000);
+    const { sessionId, api, username } = await signedIn('ev');
+    const { fake, temporal } = getStack();
+    await installServlet(api, username, 'infinite-loop', 'loop');
+    await createTask(api, 'default', 'cut-tool');
+    // A tool that runs until the servlet's time limit: its call's entry is the workflow's alone until the turn ends.
+    fake.script([openaiToolCall([{ name: 'loop__spin', arguments: {} }]), { hang: true }]);
+    const path = await trigger(api, 'cut-tool', 'c1');
+    const stream = await openEvents(sessionId, path);
+    await until('the tool call streamed', () => stream.entries().some((e) => JSON.parse(e.data!).msg === 'tool call: loop__spin'));
+    await temporal.workflow.getHandle(runWorkflowId({ owner: username, profile: 'default', task: 'cut-tool', run: 'c1' })).terminate('stopped by the operator');
+    await stream.closed;
+    const run = await waitForRun(api, `http://x${path}`);
+    expect(run.results.map((e: { msg: string }) => e.msg)).to.deep.equal(['run started', 'tools offered: loop__spin, loop__ping', 'prompt', 'tool call: loop__spin', 'terminated: stopped by the operator']);
+    expect(stream.entries().map((e) => JSON.parse(e.data!)), 'the stream and the record agree, the reason included').to.deep.equal(run.results);
+  });
+
   it('ends a run whose workflow execution is deleted while it is polled and streamed, in error saying so', async function () {
     this.timeout(60_000);
     const { sessionId, username } = await signedIn('ev');

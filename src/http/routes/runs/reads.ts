@@ -125,8 +125,9 @@ export function runReads(deps: AppDeps, reader: RunReader, healLostStart: (recor
     }
     const gone = live.kind === 'gone';
     const settled = live.kind === 'closed' || (gone && record.started);
-    if (live.kind === 'closed') await closeFromWorkflow(announcing, runId, live.status);
-    else if (settled) await closeAndAnnounce(announcing, runId, GONE_REASON);
+    // The close keeps what this process's reads and streams showed of the workflow (entries it held unwritten).
+    if (live.kind === 'closed') await closeFromWorkflow(announcing, runId, live.status, undefined, live.entries);
+    else if (settled) await closeAndAnnounce(announcing, runId, GONE_REASON, live.entries);
     else if (gone) await healLostStart(record);
     const known = live.kind === 'unavailable' ? live.entries : [];
     if (!settled && options.reread === false) return { kind: 'record', record, known };
