@@ -72,6 +72,16 @@ export function createRunActivities(deps: ActivityDeps) {
     }
   };
 
+  /**
+   * A write found the run's record closed: whoever closed it (an earlier attempt of this write whose answer was lost,
+   * a call the workflow did not hear, a close from outside) may have stopped before announcing it. Announcing is
+   * idempotent, so it is done again: the run's place and webhook are never left. Throws (the write is retried) when
+   * it could be neither announced nor noted for the reconciler.
+   */
+  const announceClosed = async (run: RunRef) => {
+    if (!(await announceRunClosed(closed, run.id))) throw new Error('the store did not answer: the run\'s close could not be announced');
+  };
+
   return {
     /**
      * Local activity: the workflow's write of its run (status, new entries, new messages). `transition`: the status
@@ -81,7 +91,10 @@ export function createRunActivities(deps: ActivityDeps) {
       const { run, transition: _transition, ...progress } = input;
       // A closed record is left as it is, and the workflow told (it may not know it was closed: see callModel).
       const written = await recordOpenProgress(models, run, progress);
-      if (!written) return false;
+      if (!written) {
+        await announceClosed(run);
+        return false;
+      }
       if (progress.messages) await contents.saved(run, progress.messages.from, progress.messages.items);
       // Retried (a local activity) while the close can be neither announced nor noted for the reconciler.
       if (isTerminal(progress.status) && !(await announceRunClosed(closed, run.id, written))) throw new Error('the store did not answer: the run\'s close could not be announced');
@@ -108,7 +121,10 @@ export function createRunActivities(deps: ActivityDeps) {
         // A call that may end the run is made again when the workflow did not hear how the last one ended (a worker
         // or Temporal lost meanwhile): if that one recorded the run's end, it stands, and the model is not asked again.
         // A turn's first call skips the read (its end's write checks the record anyway).
-        if (input.finish && input.again && !(await findOpenRecord(models, input.run))) throw runFailure('RunClosed', 'the run had already ended');
+        if (input.finish && input.again && !(await findOpenRecord(models, input.run))) {
+          await announceClosed(input.run);
+          throw runFailure('RunClosed', 'the run had already ended');
+        }
         const turn = await modelTurn(input, signal);
         if (!input.finish || turn.toolCalls.length > 0) return turn;
         const usage = addModelCall(input.usage, turn.usage);
@@ -120,7 +136,10 @@ export function createRunActivities(deps: ActivityDeps) {
         let written: WrittenRun | null;
         try {
           written = await recordOpenProgress(models, input.run, { status: 'ready', modifiedAt: finishedAt, entries: { from: input.entriesFrom, items: [finalEntry(turn.text)] }, usage });
-          if (!written) throw runFailure('RunClosed', 'the run had already ended');
+          if (!written) {
+            await announceClosed(input.run);
+            throw runFailure('RunClosed', 'the run had already ended');
+          }
         } catch (err) {
           if (err instanceof ApplicationFailure) throw err;
           // The model has answered: failing now would call it again. The workflow records the end instead (its own
@@ -129,7 +148,7 @@ export function createRunActivities(deps: ActivityDeps) {
           return turn;
         }
         // Neither announced nor noted for the reconciler (the store stopped answering): the workflow records the end
-        // itself, and its write (retried) announces it.
+        // itself, and its write, finding the record closed, announces it (retried until it can).
         if (!(await announceRunClosed(closed, input.run.id, written))) return turn;
         return { ...turn, finishedAt };
       });

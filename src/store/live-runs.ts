@@ -65,15 +65,11 @@ export async function claimLiveRun(models: Models, claim: { runId: string; owner
 /**
  * Gives back `runId`'s place (its run is closed, deleted, or was never recorded), however often it is called. One
  * command by `_id`: the place is deleted and, when it had become another run's since (this run's place given back
- * before, and taken again), put back as it was. `slot` absent: a run recorded before places had slots, whose mark's
- * `_id` is the run's.
+ * before, and taken again), put back as it was. `slot` absent: the run took none (the limit was off).
  */
 export async function releaseLiveRun(models: Models, place: { runId: string; owner: string; slot?: number | null }): Promise<void> {
   const { LiveRun } = models;
-  if (typeof place.slot !== 'number') {
-    await retryWhileBusy(() => LiveRun.collection.deleteOne({ _id: place.runId as never }));
-    return;
-  }
+  if (typeof place.slot !== 'number') return;
   const id = placeId(place.owner, place.slot);
   const removed = await retryWhileBusy(() => LiveRun.collection.findOneAndDelete({ _id: id as never }));
   if (removed && removed.run !== place.runId) {
@@ -86,7 +82,6 @@ export async function releaseLiveRun(models: Models, place: { runId: string; own
 
 /** Gives back whatever places `runId` holds, found by a scan (its record, which names its place, is gone). */
 export async function releaseLiveRunsOf(models: Models, runId: string): Promise<void> {
-  await retryWhileBusy(() => models.LiveRun.collection.deleteOne({ _id: runId as never }));
   await retryWhileBusy(() => models.LiveRun.collection.deleteMany({ run: runId }));
 }
 

@@ -151,14 +151,13 @@ const runBlob = new Schema(
   opts,
 );
 
-/** LIVE_RUNS_PER_USER's marks (store/live-runs.ts): one per live run, `_id` = the run's _id. */
 /** A place among a user's live runs (store/live-runs.ts): `_id` `<owner>:<slot>`. */
 const liveRun = new Schema(
   {
     _id: { type: String, required: true },
     owner: { type: String, required: true },
-    /** The run holding it (absent on marks from before slots, whose `_id` is the run's). */
-    run: { type: String },
+    /** The run holding it. */
+    run: { type: String, required: true },
     at: { type: Date, required: true },
   },
   opts,

@@ -44,9 +44,15 @@ export async function triggerRun(
       record = await insertRun(deps.models, { identity, taskId: task._id, taskVersion: task.version, runner: task.runner, payload, at: new Date(), liveSlot: claim?.slot });
       created = true;
     } catch (err) {
-      // No new run (the name is taken, or the store failed): the place this trigger took goes back.
-      if (claim) await releaseLiveRun(deps.models, { runId, owner: task.owner, slot: claim.slot }).catch(() => undefined);
-      if (!isDuplicateKey(err)) throw err;
+      const place = claim && { runId, owner: task.owner, slot: claim.slot };
+      if (!isDuplicateKey(err)) {
+        // The store failed, and the insert may still have landed (a write that timed out): then the run holds this
+        // place. It goes back only once the store says there is no such run; if it cannot say, it goes stale.
+        if (place) await findRun(deps.models, identity).then((landed) => (landed ? undefined : releaseLiveRun(deps.models, place))).catch(() => undefined);
+        throw err;
+      }
+      // The name is taken: that run holds its own place (if it is live), not this one.
+      if (place) await releaseLiveRun(deps.models, place).catch(() => undefined);
       record = await findRun(deps.models, identity);
       if (!record) throw err; // deleted in between: let the caller see a failure rather than a phantom run
     }

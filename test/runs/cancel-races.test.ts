@@ -108,11 +108,14 @@ describe('runs: a cancel racing the run\'s own writes', () => {
       // What the call's write of the run's end leaves when its worker is lost right after it: the workflow then sees
       // the call fail (here: its connection cut) and tries again.
       const before = (await findRun(stack.db.models, id))!;
+      expect(await stack.db.models.LiveRun.countDocuments({ run: id }), 'the run holds a place among its owner\'s live runs').to.equal(1);
       await recordProgress(stack.db.models, id, { status: 'ready', modifiedAt: Date.now(), entries: { from: entryCount(before), items: [finalEntry('the lost call\'s answer')] } });
       stack.fake.reset();
       const outcome = await stack.temporal.workflow.getHandle(id).result();
       expect(outcome, 'the workflow stops, saying the record ended the run').to.deep.include({ closedElsewhere: true });
       expect(stack.fake.requests, 'the model is not asked again').to.have.length(0);
+      // The lost call closed the record without announcing it: the workflow's write that found it closed did.
+      expect(await stack.db.models.LiveRun.countDocuments({ run: id }), 'the run\'s place given back').to.equal(0);
 
       const record = (await findRun(stack.db.models, id))!;
       expect(record.status).to.equal('ready');
