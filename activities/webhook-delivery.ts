@@ -82,7 +82,14 @@ export function createWebhookDeliveryActivities(deps: Pick<ActivityDeps, 'config
       const body = JSON.stringify({ type: 'run.closed', task: `${task.owner}/${task.profile}/${task.name}`, run });
       const id = webhookMessageId(input.runId, input.createdAt);
       const at = new Date();
-      const signature = new Webhook(open(deps.keyring, task.webhook.secret)).sign(id, at, body);
+      let secret: string;
+      try {
+        secret = open(deps.keyring, task.webhook.secret);
+      } catch (err) {
+        // Sealed under a key this process does not have (rotate-key not run, or MASTER_KEY changed): retrying cannot help.
+        throw ApplicationFailure.nonRetryable(`the webhook's secret cannot be opened: ${(err as Error).message}`, WEBHOOK_FAILURE.refused);
+      }
+      const signature = new Webhook(secret).sign(id, at, body);
       const headers = {
         'content-type': 'application/json',
         'user-agent': 'prompt-task-runner-webhooks',
@@ -92,13 +99,19 @@ export function createWebhookDeliveryActivities(deps: Pick<ActivityDeps, 'config
       };
       const sent = await post(task.webhook.url, headers, body);
       const outcome: DeliveryAttempt = { run: record.name, attempt, status: sent.status, ...(sent.error ? { error: sent.error } : {}), at };
-      await recordDeliveryAttempt(models, task._id, `${id}#${attempt}`, outcome);
-
       // The origin only: a receiver's path or query may carry a token of its own.
       const where = { run: input.runId, attempt, status: sent.status, destination: new URL(task.webhook.url).origin };
-      if (typeof sent.status === 'number' && sent.status >= 200 && sent.status < 300) {
+      const delivered = typeof sent.status === 'number' && sent.status >= 200 && sent.status < 300;
+      try {
+        await recordDeliveryAttempt(models, task._id, `${id}#${attempt}`, outcome);
+      } catch (err) {
+        // Delivered is delivered: failing now would POST it again. Only its line in the deliveries list is lost.
+        if (!delivered) throw err;
+        logger.warn({ ...where, err }, 'webhook delivered, but its attempt could not be listed');
+      }
+      if (delivered) {
         logger.info(where, 'webhook delivered');
-        return { delivered: true, status: sent.status };
+        return { delivered: true, status: sent.status as number };
       }
       logger.warn({ ...where, error: sent.error }, 'webhook delivery attempt failed');
       if (sent.status === 'refused') throw ApplicationFailure.nonRetryable(sent.error!, WEBHOOK_FAILURE.refused);

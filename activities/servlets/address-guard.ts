@@ -87,7 +87,9 @@ export function checkUrl(url: URL, policy: NetworkPolicy): Verdict {
   }
   const path = normalizedPath(url.pathname);
   const prefix = policy.blockedUrlPrefixes.find((p) => p.origin === url.origin && path.startsWith(p.path));
-  if (prefix) return { allowed: false, reason: `${url.origin}${url.pathname} is blocked by NETWORK_BLOCKLIST (${prefix.prefix})`, rule: 'configured' };
+  // Names the configured prefix, not the URL: a path may carry a token (webhook receivers put theirs there), and
+  // the reason reaches logs, tool results and Temporal history.
+  if (prefix) return { allowed: false, reason: `a URL under ${prefix.prefix} is blocked by NETWORK_BLOCKLIST`, rule: 'configured' };
 
   const host = urlHost(url);
   if (net.isIP(host)) return checkAddress(host, policy);

@@ -118,6 +118,7 @@ describe('servlet address guard', () => {
       for (const u of ['https://example.com/admin', 'https://example.com/admin/users', 'https://example.com/%61dmin', 'https://example.com//admin', 'https://example.com/x/../ADMIN']) {
         expect(url(u, policy).reason, u).to.match(/NETWORK_BLOCKLIST/);
       }
+      expect(url('https://example.com/admin/secret-token', policy).reason, 'the reason names the prefix, not the path').not.to.include('secret-token');
       expect(url('https://example.com/public', policy).allowed).to.equal(true);
       expect(url('http://example.com/admin', policy).allowed, 'another origin').to.equal(true);
     });
