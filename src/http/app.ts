@@ -12,6 +12,7 @@ import { usersRouter } from './routes/users/router';
 import { profilesRouter } from './routes/profiles/router';
 import { tasksRouter } from './routes/tasks/router';
 import { runsRouter, VARIANT_A_TRIGGER_ROUTE } from './routes/runs/router';
+import { APP_CLOSING } from './routes/runs/events';
 import { runService } from './routes/runs/service';
 import { signedTriggerRouter, signedUrlsRouter } from './routes/signed/router';
 import { servletsRouter } from './routes/servlets/router';
@@ -58,6 +59,8 @@ export function createApp(deps: AppDeps): Koa {
   const reader = createRunReader(deps.temporal, { cacheMs: deps.config.LIVE_RUN_CACHE_MS, waitMs: deps.config.LIVE_READ_WAIT_MS });
   const limits = createRateLimits(deps.db, deps.config);
   const runs = runService(deps, reader, limits);
+  // The server's close (server.ts) ends the open event streams: their clients reconnect to another process.
+  app.once(APP_CLOSING, () => runs.events.close());
   const metrics = createRegistry();
   // Read from the reader when scraped: the benchmark divides it by the live polls it made.
   new Counter({

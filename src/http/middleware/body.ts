@@ -10,10 +10,11 @@ export interface JsonBodyLimits {
 }
 
 /**
- * JSON bodies only, within `limits`. A body with another content type is a 415; an empty body is `{}`; a body that
- * is not a JSON object (`null` included) is a 400 (routes that take other shapes read `ctx.request.body` themselves).
- * A `__proto__` key is data (JSON.parse makes it an own property, never a prototype): trigger payloads keep it, zod
- * schemas drop it like any unknown field. A body whose content-encoding cannot be undone is a 400.
+ * JSON bodies only, within `limits`. A body with another content type is a 415 (chunked ones included, even empty);
+ * a body of length 0 is `{}`; a body that is not a JSON object (`null` included) is a 400 (routes that take other
+ * shapes read `ctx.request.body` themselves). A `__proto__` key is data (JSON.parse makes it an own property, never
+ * a prototype): trigger payloads keep it, zod schemas drop it like any unknown field. A body whose content-encoding
+ * cannot be undone is a 400.
  */
 export function jsonBody(limits: JsonBodyLimits): Middleware {
   const { maxBytes, maxDepth } = limits;
@@ -24,7 +25,8 @@ export function jsonBody(limits: JsonBodyLimits): Middleware {
     if (!['POST', 'PUT', 'PATCH'].includes(ctx.method) || ctx.state.rawBody) return next();
     const length = Number(ctx.get('content-length') || 0);
     if (length > maxBytes) throw payloadTooLarge(`body: ${length} bytes is over the limit of ${maxBytes}`);
-    // A body of any length (chunked ones have none) that is not JSON; an empty one is `{}` whatever its type.
+    // A body that is not JSON: one with a length, or chunked (no length is known then, so even an empty chunked body
+    // must say JSON); a body of length 0 is `{}` whatever its type.
     if ((ctx.request.length || ctx.get('transfer-encoding')) && !ctx.is('json')) {
       throw unsupportedMediaType(`content-type: expected application/json, got ${ctx.get('content-type') || 'none'}`);
     }

@@ -1,7 +1,7 @@
 import { PassThrough } from 'node:stream';
-import type Koa from 'koa';
 import type { Context } from 'koa';
 import { z } from 'zod';
+import { unavailableDependency } from '../../../dependencies';
 import { notFound } from '../../../errors';
 import { StoredContentMissing } from '../../../store/run-content';
 import { entryCount, findRun, readEntries, type RunRecord } from '../../../store/runs';
@@ -26,6 +26,8 @@ export const lastEventId = z
 
 /** A closed run's entries are read, resolved and sent this many at a time (a page of the store). */
 const CLOSED_BATCH = 32;
+/** How soon a stream tries again to send what it could not resolve while the store did not answer. */
+const PUMP_RETRY_MS = 1_000;
 
 /** The data of `status` and `end` events: the run's status and `modified_at` as run reads format them. */
 export interface RunStatusData {
@@ -46,20 +48,11 @@ export function runEvents(deps: AppDeps, reads: Pick<RunReads, 'current' | 'reso
   const { logger } = deps;
   const { resolve } = reads;
   const watches = createRunWatches({ models, logger }, reads, { cacheMs: deps.config.LIVE_RUN_CACHE_MS });
-  /** The streams open now, ended when the app closes (APP_CLOSING). */
+  /** The streams open now, ended when the app closes (`close`, on APP_CLOSING). */
   const streams = new Set<EventStream>();
-  const apps = new WeakSet<Koa>();
   let closing = false;
-  const closeAll = () => {
-    closing = true;
-    for (const out of streams) out.end();
-  };
   /** Opens `ctx`'s answer as an event stream, ended when it closes or the app does. */
   const open = (ctx: Context): EventStream => {
-    if (!apps.has(ctx.app)) {
-      apps.add(ctx.app);
-      ctx.app.once(APP_CLOSING, closeAll);
-    }
     const out = openEventStream(ctx, deps.config.EVENTS_HEARTBEAT_MS);
     streams.add(out);
     out.onClose(() => streams.delete(out));
@@ -113,6 +106,12 @@ export function runEvents(deps: AppDeps, reads: Pick<RunReads, 'current' | 'reso
           }
         } while (again && out.open);
       } catch (err) {
+        // The store did not answer resolving an entry: the stream waits and tries again, as the watch does (ended
+        // here, its client's reconnect would meet the same stall as a 503, which an EventSource does not retry).
+        if (unavailableDependency(err) && out.open) {
+          setTimeout(() => void pump(), PUMP_RETRY_MS);
+          return;
+        }
         failed(record, err);
         out.end();
       } finally {
@@ -125,6 +124,12 @@ export function runEvents(deps: AppDeps, reads: Pick<RunReads, 'current' | 'reso
   };
 
   return {
+    /** Ends every open stream, and any opened from now on (the app is closing: clients reconnect elsewhere). */
+    close() {
+      closing = true;
+      for (const out of streams) out.end();
+    },
+
     /**
      * Opens the stream of a run. Before it opens, errors answer as usual: 404 for no such run, 400 naming
      * `header.last-event-id` for a bad `Last-Event-ID`. Returns as soon as the stream is open (the answer time of a
@@ -164,14 +169,14 @@ function openEventStream(ctx: Context, heartbeatMs: number) {
   ctx.status = 200;
   ctx.body = body;
   body.write(': run events\n\n');
-  const heartbeat = setInterval(() => body.write(': keep-alive\n\n'), heartbeatMs);
+  const open = () => !body.destroyed && !body.writableEnded;
+  const heartbeat = setInterval(() => open() && body.write(': keep-alive\n\n'), heartbeatMs);
   const closers: Array<() => void> = [];
   // Koa destroys the body when the response finishes or the client goes: every timer and subscription ends here.
   body.once('close', () => {
     clearInterval(heartbeat);
     for (const close of closers.splice(0)) close();
   });
-  const open = () => !body.destroyed && !body.writableEnded;
   return {
     get open() {
       return open();
@@ -191,6 +196,7 @@ function openEventStream(ctx: Context, heartbeatMs: number) {
       });
     },
     end() {
+      clearInterval(heartbeat);
       if (open()) body.end();
     },
     /** `close` runs once the stream is closed (at once if it is already). */
