@@ -40,7 +40,7 @@ export async function retryWhileBusy<T>(write: () => Promise<T>): Promise<T> {
   }
 }
 
-const UNAVAILABLE = /^(Mongo(Network|NetworkTimeout|ServerSelection|WaitQueueTimeout|PoolCleared|OperationTimeout|TopologyClosed|NotConnected)Error|PoolClearedOnNetworkError|PoolClearedError)$/;
+const UNAVAILABLE = /^(Mongo(?:ose)?(Network|NetworkTimeout|ServerSelection|WaitQueueTimeout|PoolCleared|OperationTimeout|TopologyClosed|NotConnected)Error|PoolClearedOnNetworkError|PoolClearedError)$/;
 
 /** MongoDB (or FerretDB) did not answer in time, or cannot be reached: the request may succeed if retried. */
 export const isMongoUnavailable = (err: unknown): boolean => {

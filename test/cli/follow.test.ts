@@ -2,7 +2,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
 import { createClient } from '../../src/cli/ptr/client';
-import { Failure } from '../../src/cli/ptr/errors';
+import { Failure, UsageError } from '../../src/cli/ptr/errors';
 import { followRun, type FollowHandlers } from '../../src/cli/ptr/follow';
 
 type Respond = (req: http.IncomingMessage, res: http.ServerResponse) => void;
@@ -89,6 +89,37 @@ describe('ptr: following a run (in process, against a loopback server)', () => {
     ]);
     expect(seen.reconnecting).to.deep.equal([['no data for 1 s', 5]]);
     expect(api.requests.map((r) => r.lastEventId)).to.deep.equal([undefined, '0']);
+  });
+
+  it('gives up on streams that open and then go silent, however long each stayed open', async () => {
+    // Headers and a comment, then nothing, on every request: an API process that hangs after answering.
+    api = await scriptedApi([(_req, res) => stream(res)]);
+    const { seen, on } = recorder();
+    const err = await followRun(client(), '/api/runs/~/p/t/r', on, { retryDelaysMs: [5, 5], idleMs: 300, workedMs: 100 }).catch((e: unknown) => e);
+    expect(err).to.be.instanceOf(Failure);
+    expect(err).to.include({ code: 'stream_failed', message: 'gave up following the run after 3 attempts in a row: no data for 0.3 s' });
+    expect(api.requests).to.have.length(3);
+    expect(seen.reconnecting).to.have.length(2);
+  });
+
+  it('fails at once, asking nothing, without a session (a usage error, exit 2)', async () => {
+    api = await scriptedApi([(_req, res) => stream(res, END)]);
+    const err = await followRun(createClient({ origin: api.origin }), '/api/runs/~/p/t/r', recorder().on, { retryDelaysMs: [5] }).catch((e: unknown) => e);
+    expect(err).to.be.instanceOf(UsageError);
+    expect(api.requests).to.have.length(0);
+  });
+
+  it('fails at once on a 200 that is not an event stream (another service at that origin)', async () => {
+    api = await scriptedApi([
+      (_req, res) => {
+        res.writeHead(200, { 'content-type': 'text/html' });
+        res.end('<html>portal</html>');
+      },
+    ]);
+    const err = await followRun(client(), '/api/runs/~/p/t/r', recorder().on, { retryDelaysMs: [5, 5] }).catch((e: unknown) => e);
+    expect(err).to.be.instanceOf(Failure);
+    expect((err as Failure).code).to.equal('invalid_answer');
+    expect(api.requests).to.have.length(1);
   });
 
   it('stops at once, with the API’s error, when the run is gone (404) while it follows', async () => {

@@ -285,6 +285,15 @@ describe('ptr (the command line), run as a process against the API', function ()
     expect(installs[0].settings.permissions.network.domains).to.deep.equal(['api.example.com']);
   });
 
+  it('says the database cannot be reached when creating a session, naming its host and not its credentials', async function () {
+    this.timeout(60_000);
+    const res = await ptr(['session', 'create', '--user', 'nobody'], isolated({ MONGO_URL: 'mongodb://admin:hunter2@127.0.0.1:9/x' }));
+    expect(res.code).to.equal(1);
+    expect(res.stderr).to.match(/^error mongodb_unavailable: cannot reach the database at 127\.0\.0\.1:9: /);
+    expect(res.stderr).not.to.include('hunter2');
+    expect(res.stderr.split('\n').filter(Boolean), 'one line, no stack').to.have.length(1);
+  });
+
   it('creates a session locally, saves it with the origin in its config file, and uses it from there', async () => {
     const home = isolated({ MONGO_URL: getStack().config.MONGO_URL });
     const name = uniqueUser('cfg');

@@ -6,7 +6,7 @@ const named = (name: string, extra: Record<string, unknown> = {}) => Object.assi
 
 describe('which dependency an error says did not answer', () => {
   it('names MongoDB for the driver\'s network, timeout, pool and selection errors, and for a cause among them', () => {
-    for (const name of ['MongoNetworkError', 'MongoNetworkTimeoutError', 'MongoServerSelectionError', 'MongoWaitQueueTimeoutError', 'PoolClearedOnNetworkError', 'MongoPoolClearedError']) {
+    for (const name of ['MongoNetworkError', 'MongoNetworkTimeoutError', 'MongoServerSelectionError', 'MongooseServerSelectionError', 'MongoWaitQueueTimeoutError', 'PoolClearedOnNetworkError', 'MongoPoolClearedError']) {
       expect(unavailableDependency(named(name)), name).to.equal('mongodb');
     }
     expect(unavailableDependency(named('MongoBulkWriteError', { cause: named('MongoNetworkTimeoutError') }))).to.equal('mongodb');

@@ -113,6 +113,12 @@ export function createClient(settings: { origin: string; session?: string; timeo
       if (lastEventId !== undefined) headers['last-event-id'] = String(lastEventId);
       const res = await send('GET', path, { headers }, signal);
       if (!res.ok) throw failureOf(res.status, await res.text());
+      // A page that is not an event stream (a portal, another service at this origin) would never bring an event.
+      const type = res.headers.get('content-type') ?? '';
+      if (!type.startsWith('text/event-stream')) {
+        await res.body?.cancel();
+        throw new Failure('invalid_answer', `${path}: expected an event stream, got ${type || 'no content type'} (is ${origin} the API?)`);
+      }
       return res;
     },
   };

@@ -1,6 +1,6 @@
 import type { RunStatusData } from '../../http/routes/runs/events';
 import type { ApiClient } from './client';
-import { Failure, isTransient } from './errors';
+import { Failure, isTransient, UsageError } from './errors';
 import { createSseParser } from './sse';
 
 export interface FollowHandlers {
@@ -15,12 +15,17 @@ export interface FollowOptions {
   retryDelaysMs?: readonly number[];
   /** A stream silent this long (the server sends a comment every EVENTS_HEARTBEAT_MS, 15 s) is taken as dropped. */
   idleMs?: number;
+  /** A stream open this long (and not dropped for silence) worked: the attempts start again. */
+  workedMs?: number;
 }
 
 /** About half a minute of attempts: an API restarting comes back within it. */
 const RETRY_DELAYS_MS = [250, 500, 1000, 2000, 4000, 5000, 5000, 5000, 5000];
 const IDLE_MS = 60_000;
-/** A stream open this long worked, even without new entries (a run waiting for an approval sends none). */
+/**
+ * A stream open this long worked, even without new entries (a run waiting for an approval sends none, but the
+ * server's heartbeats keep it from going silent): one dropped for silence never did.
+ */
 const WORKED_MS = 5000;
 
 const parseData = (data: string, event: string): any => {
@@ -42,14 +47,20 @@ const parseData = (data: string, event: string): any => {
 export async function followRun(client: ApiClient, runPath: string, on: FollowHandlers, options: FollowOptions = {}): Promise<RunStatusData> {
   const delays = options.retryDelaysMs ?? RETRY_DELAYS_MS;
   const idleMs = options.idleMs ?? IDLE_MS;
+  const workedMs = options.workedMs ?? WORKED_MS;
   let lastId: number | undefined;
   let failures = 0;
   for (;;) {
     const controller = new AbortController();
     let idle: NodeJS.Timeout | undefined;
+    /** Dropped for silence: nothing came for `idleMs`. */
+    let silent = false;
     const touch = () => {
       clearTimeout(idle);
-      idle = setTimeout(() => controller.abort(), idleMs);
+      idle = setTimeout(() => {
+        silent = true;
+        controller.abort();
+      }, idleMs);
     };
     let progressed = false;
     let openedAt: number | undefined;
@@ -80,15 +91,16 @@ export async function followRun(client: ApiClient, runPath: string, on: FollowHa
         if (end) return end;
       }
     } catch (err) {
-      // An answer of the API's (a Failure) is final unless transient; anything else is the connection failing.
-      if (err instanceof Failure && !isTransient(err)) throw err;
+      // A usage error (no session) and an answer of the API's (a Failure) are final unless transient; anything else
+      // is the connection failing.
+      if (err instanceof UsageError || (err instanceof Failure && !isTransient(err))) throw err;
       const cause = (err as { cause?: { message?: string } }).cause?.message;
-      reason = controller.signal.aborted ? `no data for ${idleMs / 1000} s` : `${(err as Error).message}${cause ? ` (${cause})` : ''}`;
+      reason = silent ? `no data for ${idleMs / 1000} s` : `${(err as Error).message}${cause ? ` (${cause})` : ''}`;
     } finally {
       clearTimeout(idle);
       controller.abort();
     }
-    if (progressed || (openedAt !== undefined && Date.now() - openedAt >= WORKED_MS)) failures = 0;
+    if (progressed || (!silent && openedAt !== undefined && Date.now() - openedAt >= workedMs)) failures = 0;
     const delay = delays[failures++];
     if (delay === undefined) throw new Failure('stream_failed', `gave up following the run after ${failures} attempts in a row: ${reason}`);
     on.reconnecting(reason, delay);

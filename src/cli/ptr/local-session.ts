@@ -1,9 +1,17 @@
 import { ConfigError } from '../../config';
 import { loadHelperSettings } from '../dev-stack-file';
-import { connectDb } from '../../store/connect';
+import { connectDb, isMongoUnavailable } from '../../store/connect';
 import { NAME_PATTERN, NAME_RULE } from '../../store/names';
 import { createSession } from '../../store/sessions';
-import { UsageError } from './errors';
+import { Failure, UsageError } from './errors';
+
+const DATABASE_TIMEOUT_MS = 10_000;
+
+/** `host:port` of a MongoDB URL (never its credentials). */
+const databaseHost = (url: string) => {
+  const hosts = /^mongodb(?:\+srv)?:\/\/(?:[^@/]*@)?([^/?]*)/.exec(url)?.[1];
+  return hosts || 'MONGO_URL';
+};
 
 /**
  * Creates a session (and the user, with its `default` profile, when new) straight in the database, as `npm run
@@ -22,10 +30,16 @@ export async function createLocalSession(user: string): Promise<{ id: string; ex
     if (!(err instanceof ConfigError)) throw err;
     throw new UsageError(`${err.message}\n(ptr session create works on the database's machine)`);
   }
-  const db = await connectDb(config.MONGO_URL);
+  // Bounded (a stalled database is an error within seconds, not a hang); one upsert and one insert, never a scan.
+  let db: Awaited<ReturnType<typeof connectDb>> | undefined;
   try {
+    db = await connectDb(config.MONGO_URL, { timeoutMs: DATABASE_TIMEOUT_MS });
     return { ...(await createSession(db.models, user, config.SESSION_TTL_HOURS)), apiUrl: config.PUBLIC_URL };
+  } catch (err) {
+    if (!isMongoUnavailable(err)) throw err;
+    // The host and port only: the URL may carry credentials.
+    throw new Failure('mongodb_unavailable', `cannot reach the database at ${databaseHost(config.MONGO_URL)}: ${(err as Error).message.split('\n')[0]}`);
   } finally {
-    await db.close();
+    await db?.close();
   }
 }
