@@ -30,7 +30,8 @@ export async function countedFetch(url: string, init: RequestInit = {}): Promise
       ledger.noAnswer(init.method ?? 'GET', pathname);
       throw new Error(`${init.method ?? 'GET'} ${pathname}: no answer within ${REQUEST_TIMEOUT_MS} ms`);
     }
-    ledger.unreachable();
+    const cause = (err as { cause?: { code?: string; message?: string } }).cause;
+    ledger.unreachable(init.method ?? 'GET', pathname, cause?.code ?? cause?.message ?? (err as Error).message);
     throw err;
   }
   const answer = { ...(await readResponse(res)), ms: Math.round(performance.now() - started) };

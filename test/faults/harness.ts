@@ -180,17 +180,19 @@ async function startFaultStack(): Promise<FaultStack> {
     for (const p of processes) p.killNow();
   };
   process.once('exit', killAll);
-  const onSigterm = () => {
+  // A signal ends the process without 'exit' (mocha has no handler of its own): a stalled server would stay stopped.
+  const onSignal = (signal: NodeJS.Signals) => {
     killAll();
-    process.exit(143);
+    process.exit(128 + (os.constants.signals[signal] ?? 15));
   };
-  process.once('SIGTERM', onSigterm);
+  const signals: NodeJS.Signals[] = ['SIGTERM', 'SIGINT', 'SIGHUP'];
+  for (const signal of signals) process.once(signal, onSignal);
   cleanup.unshift(async () => {
     for (const timer of restarts) clearTimeout(timer);
     restarts.clear();
     for (const p of [...processes].reverse()) await p.stop().catch(() => undefined);
     process.off('exit', killAll);
-    process.off('SIGTERM', onSigterm);
+    for (const signal of signals) process.off(signal, onSignal);
   });
 
   await Promise.all([mongodb.start(), temporal.start()]);

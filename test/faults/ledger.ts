@@ -43,8 +43,8 @@ interface Counts {
   dependency503: number;
   /** Every other 5xx, with what was asked: each one is a bug. */
   unexpected5xx: Array<{ scenario: string; method: string; path: string; status: number; body: string }>;
-  /** Requests that found no API listening (while it was killed): not answers. */
-  unreachable: number;
+  /** Requests that found no API listening (while it was killed), with why: not answers, and only while it is down. */
+  unreachable: Array<{ scenario: string; method: string; path: string; cause: string }>;
   /** Requests the API did not answer within the client's 30 s: a hang, which issue 12 rules out. */
   noAnswer: Array<{ scenario: string; method: string; path: string }>;
   /** Answers slower than `slowAfterMs` (counted everywhere; asserted only while a dependency is down). */
@@ -58,7 +58,7 @@ interface Counts {
  */
 class Ledger {
   scenario = 'setup';
-  readonly counts: Counts = { requests: 0, byStatus: {}, errorCodes: {}, dependency503: 0, unexpected5xx: [], unreachable: 0, noAnswer: [], slow: [], slowestMs: 0 };
+  readonly counts: Counts = { requests: 0, byStatus: {}, errorCodes: {}, dependency503: 0, unexpected5xx: [], unreachable: [], noAnswer: [], slow: [], slowestMs: 0 };
   /**
    * How long an answer may take while a dependency does not answer: the API's DEPENDENCY_TIMEOUT_MS and a margin for
    * a loaded two-core machine (the harness sets it from the services' settings).
@@ -106,9 +106,9 @@ class Ledger {
     else this.counts.unexpected5xx.push({ scenario: this.scenario, method, path, status, body: body.slice(0, 500) });
   }
 
-  unreachable() {
+  unreachable(method: string, path: string, cause: string) {
     this.counts.requests++;
-    this.counts.unreachable++;
+    this.counts.unreachable.push({ scenario: this.scenario, method, path, cause });
   }
 
   noAnswer(method: string, path: string) {
@@ -131,7 +131,7 @@ class Ledger {
       '5xx': status('5xx'),
       dependency503: this.counts.dependency503,
       unexpected5xx: this.counts.unexpected5xx.length,
-      unreachable: this.counts.unreachable,
+      unreachable: this.counts.unreachable.length,
       noAnswer: this.counts.noAnswer.length,
       slowAnswers: this.counts.slow.length,
       slowAnswersByScenario: this.counts.slow.reduce<Record<string, number>>((acc, a) => ({ ...acc, [a.scenario]: (acc[a.scenario] ?? 0) + 1 }), {}),

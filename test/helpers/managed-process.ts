@@ -103,9 +103,10 @@ export class ManagedProcess {
     };
     child.stdout!.on('data', capture);
     child.stderr!.on('data', capture);
+    // The log closes once the child's output has all been read ('close'; 'exit' may come before its last lines).
+    child.once('close', () => log?.end());
     const exited = new Promise<never>((_, reject) => {
       child.once('exit', (code, signal) => {
-        log?.end();
         const exit = { name: this.name, start, code, signal, expected: this.expectingExit };
         this.exits.push(exit);
         if (!exit.expected && this.readyStart === start) this.onCrash(exit);

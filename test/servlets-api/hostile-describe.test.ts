@@ -59,7 +59,6 @@ describe('servlet library: a hostile describe at publish', function () {
     // Requests sent one after another for as long as any publish runs; only answers that arrive while both looping
     // describes are still running count. A health check's time is taken from its request to its answer.
     const healthMs: number[] = [];
-    let reads = 0;
     while (running.size > 0) {
       const sent = performance.now();
       const [healthz, own] = await Promise.all([
@@ -70,16 +69,13 @@ describe('servlet library: a hostile describe at publish', function () {
       ]);
       expect(healthz.res.status).to.equal(200);
       expect(own.status).to.equal(200);
-      if (looping()) {
-        healthMs.push(healthz.ms);
-        reads++;
-      }
+      if (looping()) healthMs.push(healthz.ms);
     }
     const answers: ApiResponse[] = await Promise.all(publishes);
 
     // The describes run off the API's main thread: it keeps answering meanwhile.
-    expect(healthMs.length, `health checks answered while every describe ran (${healthMs.map(Math.round).join(', ')} ms)`).to.be.at.least(HEALTH_ANSWERS);
-    expect(reads, 'session reads answered while every describe ran').to.be.at.least(3);
+    // Each health check went with a session read (its servlets), answered 200 too.
+    expect(healthMs.length, `health checks and session reads answered while every describe ran (${healthMs.map(Math.round).join(', ')} ms)`).to.be.at.least(HEALTH_ANSWERS);
     const [loops, hogs, startLoops] = answers as [ApiResponse, ApiResponse, ApiResponse];
     for (const res of answers) {
       expect(res.status, res.text).to.equal(400);
