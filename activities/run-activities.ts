@@ -78,6 +78,16 @@ export function createRunActivities(deps: ActivityDeps) {
    * idempotent, so it is done again: the run's place and webhook are never left. Throws (the write is retried) when
    * it could be neither announced nor noted for the reconciler.
    */
+  const landedBefore = async (run: RunRef, progress: RunProgress): Promise<boolean> => {
+    const record = await models.Run.collection.findOne({ _id: run.id as never }, { projection: { status: 1, entry_count: 1, created_at: 1 } });
+    return (
+      !!record &&
+      record.created_at.getTime() === run.createdAt &&
+      record.status === progress.status &&
+      record.entry_count === progress.entries.from + progress.entries.items.length
+    );
+  };
+
   const announceClosed = async (run: RunRef) => {
     if (!(await announceRunClosed(closed, run.id))) throw new Error('the store did not answer: the run\'s close could not be announced');
   };
@@ -93,7 +103,8 @@ export function createRunActivities(deps: ActivityDeps) {
       const written = await recordOpenProgress(models, run, progress);
       if (!written) {
         await announceClosed(run);
-        return false;
+        // This very write, landed before (an attempt whose answer was lost, a replay): written, not closed elsewhere.
+        return landedBefore(run, progress);
       }
       if (progress.messages) await contents.saved(run, progress.messages.from, progress.messages.items);
       // Retried (a local activity) while the close can be neither announced nor noted for the reconciler.

@@ -128,14 +128,19 @@ export async function runTask(input: RunInput): Promise<RunOutcome> {
   const { recordRun } = proxyLocalActivities<Activities>(RECORD);
   /** Writes what the store does not have yet (entries, messages) with the status; sets the status first if given. */
   const record = async (status?: RunStatus) => {
+    const before = log.status;
     if (status) {
       log.status = status;
       log.modifiedAt = Date.now();
     }
     const batch = log.take();
     const written = await recordRun({ run, status: log.status, modifiedAt: log.modifiedAt, ...batch, usage: log.usage, ...(status ? { transition: true } : {}) });
-    // `false`: the record is closed (histories from before recordRun said so hold no answer: written).
-    if (written === false) throw new ClosedElsewhere();
+    // `false`: the record is closed (histories from before recordRun said so hold no answer: written). The view keeps
+    // the status it had: a closed status here would have readers take the view for the run's end.
+    if (written === false) {
+      log.status = before;
+      throw new ClosedElsewhere();
+    }
     log.recorded(batch);
   };
   const providerOptions = providerCall(limits.providerHeartbeatMs, limits.providerCallMs);

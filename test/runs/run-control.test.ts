@@ -202,7 +202,7 @@ describe('runs: control (cancel, approvals, limits, usage)', () => {
       await until('the tool call', async () => ((await api.get(path)).body.results.some((e: any) => e.msg?.startsWith('tool call: spin__')) ? true : undefined));
       expect((await api.post(`${path}/cancel`)).status).to.equal(202);
       const run = await waitForRun(api, `http://x${path}`);
-      expect(run.results.at(-1).error).to.equal(`cancelled by ${username}`);
+      expect(run.results.at(-1).error, JSON.stringify(run.results)).to.equal(`cancelled by ${username}`);
       await until('the stopped servlet call in the log', () => (logs.text().includes('servlet call cancelled') ? true : undefined));
     });
 
