@@ -8,50 +8,7 @@ import { api as apiFor, signedIn, startApi, type Api } from '../helpers/api';
 import { openaiText, openaiToolCall } from '../helpers/fake-provider';
 import { installServlet } from '../helpers/servlets';
 import { createTask, postSigned, signedUrl, until, waitForRun } from '../helpers/runs';
-import { createSseParser } from '../../src/cli/ptr/sse';
-
-/** One event as a client parses it (`comment` for `: …` lines). */
-interface StreamEvent {
-  event?: string;
-  id?: string;
-  data?: string;
-  comment?: string;
-}
-
-/**
- * A run's event stream read as an EventSource would: `events` fills as blocks arrive, `closed` resolves when the
- * server ends the stream (or `abort` cuts it).
- */
-async function openEvents(sessionId: string | undefined, runPath: string, options: { baseUrl?: string; lastEventId?: string } = {}) {
-  const controller = new AbortController();
-  const headers: Record<string, string> = { accept: 'text/event-stream' };
-  if (sessionId) headers.cookie = `sessionId=${sessionId}`;
-  if (options.lastEventId !== undefined) headers['last-event-id'] = options.lastEventId;
-  const res = await fetch(`${options.baseUrl ?? getStack().apiUrl}${runPath}/events`, { headers, signal: controller.signal });
-  const events: StreamEvent[] = [];
-  let ended = false;
-  const read = async () => {
-    if (!res.ok || !res.body) return;
-    const decoder = new TextDecoder();
-    const parser = createSseParser((event) => events.push(event), { onComment: (comment) => events.push({ comment }) });
-    try {
-      for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) parser.push(decoder.decode(chunk, { stream: true }));
-      ended = true;
-    } catch (err) {
-      if ((err as Error).name !== 'AbortError') throw err;
-    }
-  };
-  const closed = read();
-  return {
-    res,
-    events,
-    closed,
-    /** Whether the server ended the stream (not a cut of ours). */
-    ended: () => ended,
-    entries: () => events.filter((e) => e.event === 'entry'),
-    abort: () => controller.abort(),
-  };
-}
+import { openEvents } from '../helpers/events';
 
 /** Triggers `task` (Variant B, default profile) with a run name through `baseUrl`'s API; returns the run's path. */
 async function trigger(api: Api, task: string, run: string, text = 'x', baseUrl?: string): Promise<string> {

@@ -4,6 +4,7 @@ import { api as apiFor, uniqueUser, type Api } from '../helpers/api';
 import { lastUserText, openaiText } from '../helpers/fake-provider';
 import { startOwnStack, type OwnStack } from '../helpers/own-stack';
 import { createTask, postSigned, signedUrl, waitForRun } from '../helpers/runs';
+import { openEvents } from '../helpers/events';
 import { createSession } from '../../src/store/sessions';
 
 /** Polls until `check` holds (states the test cannot be told about). */
@@ -31,11 +32,24 @@ describe('runs: a dependency stalls', function () {
   this.timeout(180_000);
   let own: OwnStack | undefined;
   let api: Api;
+  let sessionId: string;
+
+  /** The held run's event stream, opened before the stall: it stays open through it and ends with the run. */
+  const followHeld = (held: string) => openEvents(sessionId, new URL(held).pathname, { baseUrl: own!.apiUrl });
+  async function expectStreamedToTheEnd(stream: Awaited<ReturnType<typeof followHeld>>, run: any) {
+    await stream.closed;
+    expect(stream.ended(), 'the server ended the stream').to.equal(true);
+    expect(stream.entries().map((e) => JSON.parse(e.data!)), 'every entry once, as the run has them').to.deep.equal(run.results);
+    const named = stream.events.filter((e) => e.event);
+    expect(named.at(-1)!.event).to.equal('end');
+    expect(JSON.parse(named.at(-1)!.data!).status).to.equal('ready');
+  }
 
   /** A stack of its own, a user with a session and a task `t` whose runs with text "hold" wait on the provider. */
   async function setUp(overrides: Record<string, string>) {
     own = await startOwnStack({ DEPENDENCY_TIMEOUT_MS: '1000', LIVE_READ_WAIT_MS: '300', RECONCILE_INTERVAL_MS: '1000', PROVIDER_RETRY_INITIAL_MS: '200', PROVIDER_RETRY_MAX_MS: '1000', PROVIDER_MAX_ATTEMPTS: '30', ...overrides });
     const { id } = await createSession(own.db.models, uniqueUser('stall'), 24);
+    sessionId = id;
     api = apiFor(id, own.apiUrl);
     await createTask(api, 'default', 't');
     getStack().fake.script((req) => (lastUserText(req).includes('hold') ? { hang: true } : openaiText(`echo: ${lastUserText(req)}`)));
@@ -55,6 +69,8 @@ describe('runs: a dependency stalls', function () {
 
   it('while MongoDB stalls, serves live reads from the workflow, answers 503 naming MongoDB for the rest, and every run ends once after', async () => {
     const { url, held } = await setUp({ SESSION_CACHE_MS: '10000', RUN_RECORD_CACHE_MS: '0' });
+    const stream = await followHeld(held);
+    await until('the stream\'s first entries', async () => stream.entries().length >= 2);
     own!.stall('mongodb');
     // The session is cached (SESSION_CACHE_MS), the record is not: the run comes from its workflow alone.
     const live = await api.get(new URL(held).pathname);
@@ -78,6 +94,7 @@ describe('runs: a dependency stalls', function () {
 
     // Past the session's cache bound the stall does not keep it alive: it cannot be checked, so 503, not an answer.
     await new Promise((r) => setTimeout(r, 10_500));
+    expect(stream.ended(), 'the stream stays open while MongoDB stalls').to.equal(false);
     const later = await api.get(new URL(held).pathname);
     expect(later.status, lastFailure()).to.equal(503);
     expect(later.body.error.code).to.equal('mongodb_unavailable');
@@ -90,11 +107,14 @@ describe('runs: a dependency stalls', function () {
       const run = await waitForRun(api, runUrl, 60_000);
       expect(run.status, JSON.stringify(run.results)).to.equal('ready');
       expectEndedOnce(run);
+      if (runUrl === held) await expectStreamedToTheEnd(stream, run);
     }
   });
 
   it('while Temporal stalls, serves live reads from the record, answers a trigger 503 naming Temporal and the run, and starts and ends that run after', async () => {
     const { url, held } = await setUp({});
+    const stream = await followHeld(held);
+    await until('the stream\'s first entries', async () => stream.entries().length >= 2);
     own!.stall('temporal');
     // Within the live-run cache and the read's wait (LIVE_READ_WAIT_MS) reads turn to the record.
     const live = await until('a read from the record', async () => {
@@ -114,6 +134,7 @@ describe('runs: a dependency stalls', function () {
     expect(trigger.headers.get('retry-after')).to.equal('1');
     expect(trigger.body.error).to.deep.include({ code: 'temporal_unavailable', run: 'during' });
     const during = trigger.body.error.url as string;
+    expect(stream.ended(), 'the stream stays open while Temporal stalls').to.equal(false);
 
     own!.resume('temporal');
     getStack().fake.reset();
@@ -122,6 +143,7 @@ describe('runs: a dependency stalls', function () {
       const run = await waitForRun(api, runUrl, 90_000);
       expect(run.status, JSON.stringify(run.results)).to.equal('ready');
       expectEndedOnce(run);
+      if (runUrl === held) await expectStreamedToTheEnd(stream, run);
     }
     expect(getStack().fake.requests.filter((r) => lastUserText(r).includes('during')), 'one provider call for the run started late').to.have.length(1);
   });
