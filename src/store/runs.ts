@@ -1,6 +1,6 @@
 import type { Types } from 'mongoose';
 import type { HeldEntry, Message, RunIdentity, RunStatus, RunUsage } from '../../workflows/types';
-import { isTerminal } from '../../workflows/constants';
+import { isTerminal, TERMINAL } from '../../workflows/constants';
 import { retryWhileBusy } from './connect';
 import { keysetCursor, keysetQuery, type PageRequest } from './keyset';
 import type { Models } from './models';
@@ -81,43 +81,59 @@ export interface RunProgress {
  * page in one update), so a record never counts an entry the store does not have. Idempotent.
  */
 export async function recordProgress(models: Models, runId: string, progress: RunProgress): Promise<void> {
+  const set = await progressSet(models, runId, progress);
+  await retryWhileBusy(() => models.Run.collection.updateOne({ _id: runId as never }, { $set: set }));
+}
+
+/** Writes the pages past the first; returns the record's `$set` (the first page's items among it). */
+async function progressSet(models: Models, runId: string, progress: RunProgress): Promise<Record<string, unknown>> {
   const { entries, messages } = progress;
-  const set = {
+  return {
     ...(await writePages(models, runId, 'e', entries.from, entries.items)),
     ...(messages ? await writePages(models, runId, 'm', messages.from, messages.items) : {}),
+    status: progress.status,
+    modified_at: new Date(progress.modifiedAt),
+    entry_count: entries.from + entries.items.length,
+    started: true,
+    ...(progress.usage ? { usage: progress.usage } : {}),
   };
-  await retryWhileBusy(() =>
-    models.Run.collection.updateOne(
-      { _id: runId as never },
-      {
-        $set: {
-          ...set,
-          status: progress.status,
-          modified_at: new Date(progress.modifiedAt),
-          entry_count: entries.from + entries.items.length,
-          started: true,
-          ...(progress.usage ? { usage: progress.usage } : {}),
-        },
-      },
-    ),
-  );
 }
+
+/** Whether a write reaches past the record's own page (it then writes `run_pages` documents too). */
+const pastFirstPage = ({ entries, messages }: RunProgress) =>
+  entries.from + entries.items.length > PAGE_SIZE || (messages !== undefined && messages.from + messages.items.length > PAGE_SIZE);
 
 /**
  * The workflow's write of its run, unless the record is closed, or is another run of the name (deleted and triggered
- * again since): a closed run never changes, whoever else saw it closed (its readers, its webhook). One read by `_id`
- * before the write. Returns null when it wrote nothing.
+ * again since): a closed run never changes, whoever else saw it closed (its readers, its webhook). Returns null when
+ * it wrote nothing. A write within the record's own page (most: a short run's every write) is one conditional
+ * update by `_id`; a longer one reads the record first, so that no page is written for a run closed or deleted.
  */
 export async function recordOpenProgress(models: Models, run: { id: string; createdAt: number }, progress: RunProgress): Promise<WrittenRun | null> {
-  const current = await findOpenRecord(models, run);
-  if (!current) return null;
-  await recordProgress(models, run.id, progress);
-  return { ...current, status: progress.status };
+  if (pastFirstPage(progress)) {
+    const current = await findOpenRecord(models, run);
+    if (!current) return null;
+    await recordProgress(models, run.id, progress);
+    return { ...current, status: progress.status };
+  }
+  const set = await progressSet(models, run.id, progress);
+  // The filter leads with `_id`, so FerretDB finds the record by its index (scripts/install-tools.sh) and applies the
+  // rest to it; MongoDB makes the check and the write one atomic step.
+  const before = (await retryWhileBusy(() =>
+    models.Run.collection.findOneAndUpdate({ _id: run.id as never, ...openFilter(run) }, { $set: set }, { returnDocument: 'before' }),
+  )) as WrittenRun | null;
+  return before && { _id: before._id, owner: before.owner, task_id: before.task_id, live_slot: before.live_slot, created_at: before.created_at, status: progress.status };
 }
+
+/** The conditions of an open record of `run` (besides its `_id`): not closed, and created when `run` was. */
+const openFilter = (run: { createdAt: number }) => ({
+  status: { $nin: [...TERMINAL] },
+  ...(typeof run.createdAt === 'number' ? { created_at: new Date(run.createdAt) } : {}),
+});
 
 /**
  * `run`'s record while it is open (what a write of it needs to know); null when it is closed, gone, or another run
- * of the name (deleted and triggered again since). With the driver: every write of a run starts with this read.
+ * of the name (deleted and triggered again since).
  */
 export async function findOpenRecord(models: Models, run: { id: string; createdAt: number }): Promise<WrittenRun | null> {
   const current = (await models.Run.collection.findOne({ _id: run.id as never }, { projection: WRITTEN_RUN })) as WrittenRun | null;
