@@ -13,7 +13,7 @@ import { ConfigError, loadConfig, loadConfigSubset, loadDevConfig, type DevConfi
 import { connectDb } from '../store/connect';
 import { createSession } from '../store/sessions';
 import { searchAttributeFlags } from '../temporal/search-attributes';
-import { assertPortFree, portOpen, ProcessGroup, waitFor } from './dev-processes';
+import { assertPortFree, ferretDbArgs, portOpen, ProcessGroup, waitFor } from './dev-processes';
 import { DEV_STACK_FILE, removeDevStack, resolveDataDir, writeDevStack } from './dev-stack-file';
 
 const root = path.resolve(__dirname, '../..');
@@ -106,10 +106,7 @@ async function main() {
       group.start(
         'ferretdb',
         tools.FERRETDB_BIN!,
-        [
-          '--handler=sqlite', `--sqlite-url=file:${dbDir}/?_txlock=immediate`, `--listen-addr=127.0.0.1:${dev.DEV_MONGO_PORT}`,
-          '--state-dir=-', '--debug-addr=-', '--telemetry=disable', '--log-level=error',
-        ],
+        ferretDbArgs({ dir: dbDir, port: dev.DEV_MONGO_PORT }),
         { quiet: true },
       );
       mongoUrl = `mongodb://127.0.0.1:${dev.DEV_MONGO_PORT}/prompt-task-runner`;

@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { Connection } from '@temporalio/client';
-import { waitFor } from '../../src/cli/dev-processes';
+import { ferretDbArgs, waitFor } from '../../src/cli/dev-processes';
 import { searchAttributeFlags } from '../../src/temporal/search-attributes';
 import { childEnv } from './env';
 import { waitForPort } from './net';
@@ -188,15 +188,7 @@ export class ManagedProcess {
 export function ferretDbSpec(options: { bin: string; dir: string; port: number; logLevel?: 'warn' | 'error' }): ProcessSpec {
   return {
     command: options.bin,
-    args: [
-      '--handler=sqlite',
-      `--sqlite-url=file:${options.dir}/?_txlock=immediate`,
-      `--listen-addr=127.0.0.1:${options.port}`,
-      '--state-dir=-',
-      '--debug-addr=-',
-      '--telemetry=disable',
-      `--log-level=${options.logLevel ?? 'error'}`,
-    ],
+    args: ferretDbArgs(options),
     ready: () => waitForPort(options.port, 30_000),
     readyTimeoutMs: 30_000,
   };
