@@ -150,11 +150,15 @@ describe('rate limits', () => {
     it('does not count a place older than any run can live (a process stopped between taking it and recording the run), and takes it over', async () => {
       const { db, fake } = getStack();
       fake.reset();
-      const liveLimited = await startApi({ LIVE_RUNS_PER_USER: '2' });
+      // This API's runs live at most a minute, so its places go stale sooner than the shared worker's (half an hour):
+      // places 10 minutes old are stale here, and the reconciler's sweep (the worker's) leaves them to this test.
+      const apiConfig = { RUN_TIMEOUT_MS: 60_000, RECONCILE_INTERVAL_MS: getStack().config.RECONCILE_INTERVAL_MS };
+      const liveLimited = await startApi({ LIVE_RUNS_PER_USER: '2', RUN_TIMEOUT_MS: String(apiConfig.RUN_TIMEOUT_MS) });
       const me = await signedIn('live');
       const api = apiAt(me.sessionId, liveLimited.url);
       await createTask(api, 'default', 't', { prompt: 'hi' });
-      const long = new Date(Date.now() - 2 * 24 * 3600_000);
+      const long = new Date(Date.now() - 10 * 60_000);
+      expect(long.getTime(), 'stale for this API only').to.be.below(Date.now() - liveRunLifetimeMs(apiConfig)).and.above(Date.now() - liveRunLifetimeMs(getStack().config));
       // Every slot taken long ago.
       await db.models.LiveRun.collection.insertMany([0, 1].map((slot) => ({ _id: placeId(me.username, slot) as never, owner: me.username, run: `run/${me.username}/default/t/lost${slot}`, at: long })));
       const res = await postSigned(via(await signedUrl(api, 'default', 't'), liveLimited.url), {}, { 'run-id': 'r1' });
@@ -164,8 +168,9 @@ describe('rate limits', () => {
       await waitForRun(api, `${liveLimited.url}/api/runs/~/default/t/r1`);
       // The other stale place is still there (the reconciler deletes it); the run's is gone with its close.
       await until('the run\'s place given back', async () => (await db.models.LiveRun.countDocuments({ owner: me.username })) === 1);
-      // The reconciler's sweep.
-      expect(await deleteStaleMarks(db.models, liveRunLifetimeMs(getStack().config))).to.be.at.least(1);
+      expect((await db.models.LiveRun.findOne({ owner: me.username }).lean())?.run).to.equal(`run/${me.username}/default/t/lost${1 - record!.live_slot!}`);
+      // The sweep, as this API's reconciler would make it.
+      expect(await deleteStaleMarks(db.models, liveRunLifetimeMs(apiConfig))).to.equal(1);
       expect(await db.models.LiveRun.countDocuments({ owner: me.username })).to.equal(0);
     });
   });
