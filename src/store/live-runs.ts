@@ -8,7 +8,7 @@ import type { Models } from './models';
  * is the count, and no document is updated by two writers. A trigger takes a free place by inserting it (a random
  * slot, tried a few times), and only an owner whose places are mostly taken has them listed: one insert by `_id`
  * per trigger in the common case, whatever the number of live runs (FerretDB finds only `_id` without a scan). The
- * run's record keeps its slot (`live_slot`), and its close gives the place back by `_id`.
+ * run's record keeps its slot (`live_slot`), and its close gives the place back by `_id` (and run).
  *
  * A place older than any run can live (`staleMs`: a process stopped between taking it and recording the run, or a
  * close never seen) does not count; a trigger that needs it takes it over, and the reconciler deletes the rest
@@ -53,8 +53,7 @@ export async function claimLiveRun(models: Models, claim: { runId: string; owner
   // Stale places after the free ones: their runs ended long ago (or never started), so they can be taken over.
   const stale = [...taken].filter(([slot, p]) => slot < limit && p.at.getTime() <= staleBefore).map(([slot]) => slot);
   for (const slot of [...shuffled(free).slice(0, FREE_TRIES), ...stale.slice(0, FREE_TRIES)]) {
-    // A stale place is deleted only as it was listed (not once another trigger has taken it over): a filter beyond
-    // `_id`, so a scan on FerretDB, on this rare path only.
+    // A stale place is deleted only as it was listed (not once another trigger has taken it over).
     const was = taken.get(slot);
     if (was) await retryWhileBusy(() => LiveRun.collection.deleteOne({ _id: placeId(owner, slot) as never, at: was.at }));
     if (await take(slot)) return { slot };
@@ -63,21 +62,13 @@ export async function claimLiveRun(models: Models, claim: { runId: string; owner
 }
 
 /**
- * Gives back `runId`'s place (its run is closed, deleted, or was never recorded), however often it is called. One
- * command by `_id`: the place is deleted and, when it had become another run's since (this run's place given back
- * before, and taken again), put back as it was. `slot` absent: the run took none (the limit was off).
+ * Gives back `runId`'s place (its run is closed, deleted, or was never recorded), however often it is called: one
+ * delete by `_id` of the place while it is this run's (not once another run has taken it since). `slot` absent: the
+ * run took none (the limit was off).
  */
 export async function releaseLiveRun(models: Models, place: { runId: string; owner: string; slot?: number | null }): Promise<void> {
-  const { LiveRun } = models;
   if (typeof place.slot !== 'number') return;
-  const id = placeId(place.owner, place.slot);
-  const removed = await retryWhileBusy(() => LiveRun.collection.findOneAndDelete({ _id: id as never }));
-  if (removed && removed.run !== place.runId) {
-    await LiveRun.collection.insertOne(removed).catch((err: unknown) => {
-      // Taken again meanwhile by a third trigger: the other run holds no place now (the limit may pass by one).
-      if (!isDuplicateKey(err)) throw err;
-    });
-  }
+  await retryWhileBusy(() => models.LiveRun.collection.deleteOne({ _id: placeId(place.owner, place.slot!) as never, run: place.runId }));
 }
 
 /** Gives back whatever places `runId` holds, found by a scan (its record, which names its place, is gone). */
