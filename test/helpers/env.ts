@@ -12,7 +12,7 @@ const cached = (name: string, version: string) => {
 /** The one place the tests read their own environment: which tools to use, or which servers to use instead. */
 export const testEnv = {
   temporalCli: process.env.TEMPORAL_CLI ?? cached('temporal', '1.5.1'),
-  ferretdbBin: process.env.FERRETDB_BIN ?? cached('ferretdb', '1.24.2-idindex'),
+  ferretdbBin: process.env.FERRETDB_BIN ?? cached('ferretdb', '1.24.2-idindex-idfilter'),
   mongoUrl: process.env.MONGO_URL,
   temporalAddress: process.env.TEMPORAL_ADDRESS,
   temporalNamespace: process.env.TEMPORAL_NAMESPACE ?? 'default',
