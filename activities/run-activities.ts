@@ -1,7 +1,7 @@
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { storeText } from '../src/store/run-content';
-import { findOpenRecord, recordOpenProgress, type RunProgress, type WrittenRun } from '../src/store/runs';
+import { findOpenRecord, recordOpenEnd, recordOpenProgress, type RunProgress, type WrittenRun } from '../src/store/runs';
 import { findTaskVersion, openTaskKey, type TaskVersionRecord } from '../src/store/tasks';
 import { createTtlCache } from '../src/ttl-cache';
 import { announceRunClosed } from '../src/temporal/webhook-start';
@@ -100,7 +100,8 @@ export function createRunActivities(deps: ActivityDeps) {
     async recordRun(input: RunProgress & { run: RunRef; transition?: boolean }): Promise<boolean> {
       const { run, transition: _transition, ...progress } = input;
       // A closed record is left as it is, and the workflow told (it may not know it was closed: see callModel).
-      const written = await recordOpenProgress(models, run, progress);
+      const end = isTerminal(progress.status);
+      const written = end ? await recordOpenEnd(models, run, progress) : await recordOpenProgress(models, run, progress);
       if (!written) {
         await announceClosed(run);
         // This very write, landed before (an attempt whose answer was lost, a replay): written, not closed elsewhere.
@@ -108,7 +109,7 @@ export function createRunActivities(deps: ActivityDeps) {
       }
       if (progress.messages) await contents.saved(run, progress.messages.from, progress.messages.items);
       // Retried (a local activity) while the close can be neither announced nor noted for the reconciler.
-      if (isTerminal(progress.status) && !(await announceRunClosed(closed, run.id, written))) throw new Error('the store did not answer: the run\'s close could not be announced');
+      if (end && !(await announceRunClosed(closed, run.id, typeof written === 'object' ? written : undefined))) throw new Error('the store did not answer: the run\'s close could not be announced');
       return true;
     },
 
@@ -146,7 +147,7 @@ export function createRunActivities(deps: ActivityDeps) {
         const finishedAt = Date.now();
         let written: WrittenRun | null;
         try {
-          written = await recordOpenProgress(models, input.run, { status: 'ready', modifiedAt: finishedAt, entries: { from: input.entriesFrom, items: [finalEntry(turn.text)] }, usage });
+          written = await recordOpenEnd(models, input.run, { status: 'ready', modifiedAt: finishedAt, entries: { from: input.entriesFrom, items: [finalEntry(turn.text)] }, usage });
           if (!written) {
             await announceClosed(input.run);
             throw runFailure('RunClosed', 'the run had already ended');

@@ -105,24 +105,38 @@ const pastFirstPage = ({ entries, messages }: RunProgress) =>
 
 /**
  * The workflow's write of its run, unless the record is closed, or is another run of the name (deleted and triggered
- * again since): a closed run never changes, whoever else saw it closed (its readers, its webhook). Returns null when
- * it wrote nothing. A write within the record's own page (most: a short run's every write) is one conditional
- * update by `_id`; a longer one reads the record first, so that no page is written for a run closed or deleted.
+ * again since): a closed run never changes, whoever else saw it closed (its readers, its webhook). False when it
+ * wrote nothing. A write within the record's own page (most: a short run's every write) is one conditional update by
+ * `_id`; a longer one reads the record first, so that no page is written for a run closed or deleted.
  */
-export async function recordOpenProgress(models: Models, run: { id: string; createdAt: number }, progress: RunProgress): Promise<WrittenRun | null> {
-  if (pastFirstPage(progress)) {
-    const current = await findOpenRecord(models, run);
-    if (!current) return null;
-    await recordProgress(models, run.id, progress);
-    return { ...current, status: progress.status };
-  }
+export async function recordOpenProgress(models: Models, run: { id: string; createdAt: number }, progress: RunProgress): Promise<boolean> {
+  if (pastFirstPage(progress)) return (await readThenRecord(models, run, progress)) !== null;
   const set = await progressSet(models, run.id, progress);
   // The filter leads with `_id`, so FerretDB finds the record by its index (scripts/install-tools.sh) and applies the
   // rest to it; MongoDB makes the check and the write one atomic step.
+  const { matchedCount } = await retryWhileBusy(() => models.Run.collection.updateOne({ _id: run.id as never, ...openFilter(run) }, { $set: set }));
+  return matchedCount > 0;
+}
+
+/**
+ * The write of a run's end (`ready` or `error`), as `recordOpenProgress`, giving back what the record was (what
+ * announcing the close needs), or null when it wrote nothing. One conditional find-and-update by `_id`: FerretDB
+ * cannot leave fields out of its answer, so the record comes back whole, trigger data included, once per run.
+ */
+export async function recordOpenEnd(models: Models, run: { id: string; createdAt: number }, progress: RunProgress): Promise<WrittenRun | null> {
+  if (pastFirstPage(progress)) return readThenRecord(models, run, progress);
+  const set = await progressSet(models, run.id, progress);
   const before = (await retryWhileBusy(() =>
     models.Run.collection.findOneAndUpdate({ _id: run.id as never, ...openFilter(run) }, { $set: set }, { returnDocument: 'before' }),
   )) as WrittenRun | null;
   return before && { _id: before._id, owner: before.owner, task_id: before.task_id, live_slot: before.live_slot, created_at: before.created_at, status: progress.status };
+}
+
+async function readThenRecord(models: Models, run: { id: string; createdAt: number }, progress: RunProgress): Promise<WrittenRun | null> {
+  const current = await findOpenRecord(models, run);
+  if (!current) return null;
+  await recordProgress(models, run.id, progress);
+  return { ...current, status: progress.status };
 }
 
 /** The conditions of an open record of `run` (besides its `_id`): not closed, and created when `run` was. */
@@ -141,7 +155,7 @@ export async function findOpenRecord(models: Models, run: { id: string; createdA
   return current;
 }
 
-/** What `recordOpenProgress` read of the record, with the status it wrote: what announcing a close needs. */
+/** What `recordOpenEnd` read of the record, with the status it wrote: what announcing a close needs. */
 export type WrittenRun = Pick<RunRecord, '_id' | 'status' | 'owner' | 'task_id' | 'live_slot' | 'created_at'>;
 export const WRITTEN_RUN = { status: 1, owner: 1, task_id: 1, live_slot: 1, created_at: 1 } as const;
 
@@ -171,8 +185,11 @@ export async function closeRun(models: Models, runId: string, reason: string, kn
   if (!record || isTerminal(record.status)) return false;
   const entry: HeldEntry = { msg: reason, error: reason, lastMessage: { role: 'system', content: reason } };
   const from = entryCount(record);
-  await recordProgress(models, runId, { status: 'error', modifiedAt: Date.now(), entries: { from, items: [...known.slice(from), entry] } });
-  return true;
+  const set = await progressSet(models, runId, { status: 'error', modifiedAt: Date.now(), entries: { from, items: [...known.slice(from), entry] } });
+  // Only while it is still open as read: a run's own end written meanwhile (a call finishing late) stands.
+  const open = { _id: runId as never, ...openFilter({ createdAt: record.created_at.getTime() }) };
+  const { matchedCount } = await retryWhileBusy(() => models.Run.collection.updateOne(open, { $set: set }));
+  return matchedCount > 0;
 }
 
 /** Runs of a task, newest first (then by _id), a page after `page.cursor`. Throws 400 for a cursor not issued here. */
