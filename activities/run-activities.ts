@@ -73,10 +73,8 @@ export function createRunActivities(deps: ActivityDeps) {
   };
 
   /**
-   * A write found the run's record closed: whoever closed it (an earlier attempt of this write whose answer was lost,
-   * a call the workflow did not hear, a close from outside) may have stopped before announcing it. Announcing is
-   * idempotent, so it is done again: the run's place and webhook are never left. Throws (the write is retried) when
-   * it could be neither announced nor noted for the reconciler.
+   * Whether the record, found closed by a write, holds exactly that write (an earlier attempt of it whose answer was
+   * lost, or a replay): the write then counts as done, not as a close by another writer.
    */
   const landedBefore = async (run: RunRef, progress: RunProgress): Promise<boolean> => {
     const record = await models.Run.collection.findOne({ _id: run.id as never }, { projection: { status: 1, entry_count: 1, created_at: 1 } });
@@ -88,6 +86,12 @@ export function createRunActivities(deps: ActivityDeps) {
     );
   };
 
+  /**
+   * A write found the run's record closed: whoever closed it (an earlier attempt of this write whose answer was lost,
+   * a call the workflow did not hear, a close from outside) may have stopped before announcing it. Announcing is
+   * idempotent, so it is done again: the run's place and webhook are never left. Throws (the write is retried) when
+   * it could be neither announced nor noted for the reconciler.
+   */
   const announceClosed = async (run: RunRef) => {
     if (!(await announceRunClosed(closed, run.id))) throw new Error('the store did not answer: the run\'s close could not be announced');
   };

@@ -67,8 +67,9 @@ export async function claimLiveRun(models: Models, claim: { runId: string; owner
  * run took none (the limit was off).
  */
 export async function releaseLiveRun(models: Models, place: { runId: string; owner: string; slot?: number | null }): Promise<void> {
-  if (typeof place.slot !== 'number') return;
-  await retryWhileBusy(() => models.LiveRun.collection.deleteOne({ _id: placeId(place.owner, place.slot!) as never, run: place.runId }));
+  const { runId, owner, slot } = place;
+  if (typeof slot !== 'number') return;
+  await retryWhileBusy(() => models.LiveRun.collection.deleteOne({ _id: placeId(owner, slot) as never, run: runId }));
 }
 
 /** Gives back whatever places `runId` holds, found by a scan (its record, which names its place, is gone). */

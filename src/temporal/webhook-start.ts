@@ -3,7 +3,7 @@ import type { Types } from 'mongoose';
 import type { Config } from '../config';
 import type { Logger } from '../logger';
 import type { Models } from '../store/models';
-import type { RunRecord } from '../store/runs';
+import { WRITTEN_RUN, type WrittenRun } from '../store/runs';
 import { releaseLiveRun, releaseLiveRunsOf } from '../store/live-runs';
 import { findWebhookTask } from '../store/webhooks';
 import { createTtlCache } from '../ttl-cache';
@@ -63,7 +63,7 @@ const deferred = (models: Models) => models.Run.db.db!.collection<{ _id: string;
 /**
  * Call once a run is closed (its record `ready` or `error`): gives back its place among its owner's live runs, and
  * starts its webhook delivery when its task has a webhook. Costs a run read by `_id` (none when the caller gives the
- * record it has just written: `known`), a place read and delete by `_id`, and a cached task read by `_id`;
+ * record it has just written: `known`), a place delete by `_id`, and a cached task read by `_id`;
  * a start only for tasks with a webhook. Never throws: when it cannot finish, the run is noted for the reconciler
  * (`retryDeferredAnnouncements`), which tries again on its next pass. False when even that note could not be
  * written (the store does not answer): a caller that can retry (the workflow's own write) should.
@@ -85,11 +85,11 @@ export async function announceRunClosed(deps: AnnounceDeps, runId: string, known
 }
 
 /** What announcing needs of a closed run's record (`known`: the caller has just written the close and read it). */
-type ClosedRecord = Pick<RunRecord, 'status' | 'owner' | 'task_id' | 'live_slot' | 'created_at'>;
+type ClosedRecord = Omit<WrittenRun, '_id'>;
 
 async function announce(deps: AnnounceDeps, runId: string, known?: ClosedRecord): Promise<void> {
   // Only what it needs of the record (not its first page of entries and messages).
-  const record = known ?? (await deps.models.Run.findById(runId, { status: 1, owner: 1, task_id: 1, live_slot: 1, created_at: 1 }).lean<ClosedRecord>());
+  const record = known ?? ((await deps.models.Run.collection.findOne({ _id: runId as never }, { projection: WRITTEN_RUN })) as ClosedRecord | null);
   if (record && !isTerminal(record.status)) return;
   // A run deleted since (retention, its task): its place, if it still holds one, is found by a scan (a rare path).
   if (!record) return releaseLiveRunsOf(deps.models, runId);
