@@ -6,6 +6,7 @@ import { createTask, postSigned, signedUrl, until } from '../helpers/runs';
 import { entryCount, findRun, recordProgress } from '../../src/store/runs';
 import { finalEntry } from '../../workflows/constants';
 import { lastUserText } from '../helpers/fake-provider';
+import { openEvents } from '../helpers/events';
 import { runWorkflowId } from '../../src/temporal/ids';
 import { expandTemplate } from '../../activities/template/expand';
 
@@ -91,7 +92,7 @@ describe('runs: a cancel racing the run\'s own writes', () => {
     const settings = { TEMPORAL_TASK_QUEUE: queue, PROVIDER_RETRY_INITIAL_MS: '3000' };
     const worker = await stack.startWorker(settings);
     const server = await startApi(settings);
-    const stream = new AbortController();
+    let stream: Awaited<ReturnType<typeof openEvents>> | undefined;
     try {
       const api = apiFor(sessionId, server.url);
       await createTask(api, 'default', 'lost-end');
@@ -102,12 +103,7 @@ describe('runs: a cancel racing the run\'s own writes', () => {
       const trigger = await postSigned(await signedUrl(api, 'default', 'lost-end'), { text }, { 'run-id': 'l1' });
       const path = new URL(trigger.body.url).pathname;
       const id = runWorkflowId({ owner: username, profile: 'default', task: 'lost-end', run: 'l1' });
-      let sse = '';
-      const streamed = fetch(`${server.url}${path}/events`, { headers: { cookie: `sessionId=${sessionId}` }, signal: stream.signal })
-        .then(async (res) => {
-          for await (const chunk of res.body!) sse += Buffer.from(chunk as Uint8Array).toString('utf8');
-        })
-        .catch(() => undefined);
+      stream = await openEvents(sessionId, path, { baseUrl: server.url });
       await until('the model call', () => ours().length > 0);
       // What the call's write of the run's end leaves when its worker is lost right after it: the workflow then sees
       // the call fail (here: its connection cut) and tries again.
@@ -128,12 +124,11 @@ describe('runs: a cancel racing the run\'s own writes', () => {
       expect(read.body.status).to.equal('ready');
       expect(read.body.results).to.deep.equal(record.results);
       // The stream sent the record's entries, nothing the workflow held that the record did not take, and its end.
-      await Promise.race([streamed, until('the stream\'s end', () => /event: end/.test(sse))]);
-      const entries = sse.split('\n\n').filter((e) => /^id: /m.test(e)).map((e) => JSON.parse(/^data: (.*)$/m.exec(e)![1]!));
-      expect(entries).to.deep.equal(record.results);
-      expect(JSON.parse(/event: end\ndata: (.*)/.exec(sse)![1]!).status).to.equal('ready');
+      const end = await until('the stream\'s end', () => stream!.events.find((e) => e.event === 'end'));
+      expect(stream.entries().map((e) => JSON.parse(e.data!))).to.deep.equal(record.results);
+      expect(JSON.parse(end.data!).status).to.equal('ready');
     } finally {
-      stream.abort();
+      stream?.abort();
       await server.close();
       await worker.stop();
     }
