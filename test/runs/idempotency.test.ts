@@ -79,6 +79,25 @@ describe('runs: one name, one run', () => {
     expect(run.results.at(-1).lastMessage.content).to.equal('echo: Say healed');
   });
 
+  it('serves a record whose lost start cannot be healed (the start fails) instead of failing the read', async () => {
+    const { api, username } = await signedIn();
+    const { db, logs } = getStack();
+    await createTask(api, 'default', 'heal-fails');
+    const taskDoc = await db.models.Task.findOne({ owner: username, name: 'heal-fails' }).lean();
+    const created = new Date(Date.now() - 10_000);
+    const id = runWorkflowId({ owner: username, profile: 'default', task: 'heal-fails', run: 'unstartable' });
+    // Trigger data the start cannot read back (only a damaged store holds such a record): the heal's start throws.
+    await db.models.Run.create({
+      owner: username, profile: 'default', task: 'heal-fails', name: 'unstartable', task_id: taskDoc!._id, task_version: taskDoc!.version,
+      runner: 'openai', _id: id, status: 'pending', payload_json: '{not json', started: false, created_at: created, modified_at: created,
+    });
+    const read = await api.get('/api/runs/~/default/heal-fails/unstartable');
+    expect(read.status, read.text).to.equal(200);
+    expect(read.body).to.deep.include({ name: 'unstartable', status: 'pending' });
+    expect(logs.lines.some((l) => l.includes(id) && l.includes('could not start a run whose start was lost')), 'the failed heal is logged').to.equal(true);
+    await db.models.Run.deleteOne({ _id: id });
+  });
+
   it('names a run itself when the trigger has no run-id, a new one each time', async () => {
     const { api } = await signedIn();
     await createTask(api, 'default', 'anon');

@@ -128,9 +128,9 @@ export function runReads(deps: AppDeps, reader: RunReader, healLostStart: (recor
     // The close keeps what this process's reads and streams showed of the workflow (entries it held unwritten).
     if (live.kind === 'closed') await closeFromWorkflow(announcing, runId, live.status, undefined, live.entries);
     else if (settled) await closeAndAnnounce(announcing, runId, GONE_REASON, live.entries);
-    // The heal is a read's extra (the reconciler starts such runs too): its failure, whatever Temporal answered, never
-    // fails the read, which serves the record.
-    else if (gone) await healLostStart(record).catch((err: unknown) => deps.logger.warn({ run: runId, err }, 'could not start a run whose start was lost; the reconciler tries again'));
+    // The heal is a read's extra: its failure, whatever Temporal answered, never fails the read, which serves the
+    // record (and the next read tries the heal again).
+    else if (gone) await healLostStart(record).catch((err: unknown) => deps.logger.warn({ run: runId, err }, 'could not start a run whose start was lost; the next read tries again'));
     const known = live.kind === 'unavailable' ? live.entries : [];
     if (!settled && options.reread === false) return { kind: 'record', record, known };
     // The record as the store has it now (the cached one may be a status behind); once settled, straight from the
