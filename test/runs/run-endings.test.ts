@@ -3,7 +3,8 @@ import { expect } from 'chai';
 import { getStack } from '../helpers/stack';
 import { api as apiFor, signedIn, startApi } from '../helpers/api';
 import { createTask, postSigned, signedUrl, until, waitForRun } from '../helpers/runs';
-import { insertRun, runWorkflowId } from '../../src/store/runs';
+import { Types } from 'mongoose';
+import { closeRun, insertRun, recordOpenEnd, recordOpenProgress, runWorkflowId } from '../../src/store/runs';
 import { runTask } from '../../workflows/run-task';
 import type { RunInput } from '../../workflows/types';
 import { GONE_REASON } from '../../src/temporal/run-endings';
@@ -139,5 +140,48 @@ describe('runs: every run ends', () => {
     expect(deepRun.status).to.equal('error');
     expect(deepRun.results.at(-1).error).to.match(/^the prompt template took longer than 2000 ms to expand \(limit TEMPLATE_TIMEOUT_MS\)$/);
     expect(Date.parse(plainRun.modified_at), 'the plain run ended first').to.be.lessThan(Date.parse(deepRun.modified_at));
+  });
+});
+
+describe('runs: a closed record never changes (store/runs.ts writes)', () => {
+  const entry = (msg: string) => ({ msg, time: 1, level: 30 });
+  const newRun = async (run: string, liveSlot?: number) => {
+    const { db } = getStack();
+    const identity = { owner: 'writes', profile: 'default', task: 't', run: `${run}-${crypto.randomBytes(4).toString('hex')}` };
+    const record = await insertRun(db.models, { identity, taskId: new Types.ObjectId(), taskVersion: 1, runner: 'openai', payload: {}, at: new Date(), liveSlot });
+    return { id: record._id, createdAt: record.created_at.getTime() };
+  };
+
+  it('writes an open record in one step, and gives back what announcing its end needs', async () => {
+    const { models } = getStack().db;
+    const run = await newRun('open', 3);
+    expect(await recordOpenProgress(models, run, { status: 'running', modifiedAt: Date.now(), entries: { from: 0, items: [entry('run started')] } })).to.equal(true);
+    expect((await recordOf(run.id))).to.deep.include({ status: 'running', entry_count: 1, started: true });
+    const written = await recordOpenEnd(models, run, { status: 'ready', modifiedAt: Date.now(), entries: { from: 1, items: [entry('final')] } });
+    expect(written).to.deep.include({ _id: run.id, owner: 'writes', live_slot: 3, status: 'ready' });
+    expect(written!.created_at.getTime()).to.equal(run.createdAt);
+    expect((await recordOf(run.id))!.results.map((e) => (e as { msg: string }).msg)).to.deep.equal(['run started', 'final']);
+  });
+
+  it('leaves a closed record, and another run of the name, as they are: no field and no page written', async () => {
+    const { models } = getStack().db;
+    const run = await newRun('closed');
+    expect(await closeRun(models, run.id, 'ended from outside')).to.equal(true);
+    const closed = await recordOf(run.id);
+    const late = (from: number, status: 'running' | 'ready') => ({ status, modifiedAt: Date.now(), entries: { from, items: [entry('late')] } });
+    expect(await recordOpenProgress(models, run, late(1, 'running')), 'within the first page').to.equal(false);
+    expect(await recordOpenProgress(models, run, late(40, 'running')), 'past the first page').to.equal(false);
+    expect(await recordOpenEnd(models, run, late(1, 'ready'))).to.equal(null);
+    expect(await recordOpenEnd(models, run, late(40, 'ready'))).to.equal(null);
+    expect(await closeRun(models, run.id, 'again')).to.equal(false);
+    expect(await recordOf(run.id)).to.deep.equal(closed);
+    expect(await models.RunPage.countDocuments({ run: run.id })).to.equal(0);
+
+    const other = await newRun('renamed');
+    const before = await recordOf(other.id);
+    const earlier = { id: other.id, createdAt: other.createdAt - 1000 };
+    expect(await recordOpenProgress(models, earlier, late(0, 'running'))).to.equal(false);
+    expect(await recordOpenEnd(models, earlier, late(0, 'ready'))).to.equal(null);
+    expect(await recordOf(other.id)).to.deep.equal(before);
   });
 });
