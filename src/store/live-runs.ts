@@ -7,7 +7,7 @@ import type { Models } from './models';
  * `slot` in [0, limit), so no more than `limit` of them can exist at once, on MongoDB as on FerretDB: the unique `_id`
  * is the count, and no document is updated by two writers. A trigger takes a free place by inserting it (a random
  * slot, tried a few times), and only an owner whose places are mostly taken has them listed: one insert by `_id`
- * per trigger in the common case, whatever the number of live runs (FerretDB finds only `_id` without a scan). The
+ * per trigger in the common case, whatever the number of live runs (FerretDB scans for any filter without `_id`). The
  * run's record keeps its slot (`live_slot`), and its close gives the place back by `_id` (and run).
  *
  * A place older than any run can live (`staleMs`: a process stopped between taking it and recording the run, or a

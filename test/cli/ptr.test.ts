@@ -266,6 +266,34 @@ describe('ptr (the command line), run as a process against the API', function ()
     expect(res.stderr).to.match(/^error: --data: expected key=value, got "no-equals-sign"/);
   });
 
+  it('names the file or address it cannot use, without a stack trace: bad YAML (with its line), a missing file, an origin that is no URL, an API that refuses connections', async () => {
+    const bad = path.join(dir, 'bad.yaml');
+    fs.writeFileSync(bad, 'runner: openai\nopenai: [\n');
+    const badYaml = await ptr(['task', 'create', 'broken', '--file', bad], env);
+    expect(badYaml.code, 'a usage error').to.equal(2);
+    expect(badYaml.stderr).to.match(new RegExp(`^error: ${bad.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: .* at line \\d+, column \\d+`));
+    const missing = await ptr(['task', 'create', 'broken', '--file', path.join(dir, 'nowhere.yaml')], env);
+    expect(missing.code).to.equal(2);
+    expect(missing.stderr).to.match(/^error: cannot read .*nowhere\.yaml: ENOENT/);
+    const notUrl = await ptr(['task', 'list'], isolated({ MCP_RUN_ORIGIN: 'api.example', MCP_RUN_SESSION_ID: user.sessionId }));
+    expect(notUrl.code).to.equal(2);
+    expect(notUrl.stderr).to.match(/^error: MCP_RUN_ORIGIN: expected a URL such as http:\/\/127\.0\.0\.1:8080, got "api\.example"/);
+    // A loopback port that was free a moment ago: nothing listens there.
+    const closed = await new Promise<number>((resolve) => {
+      const probe = net.createServer().listen(0, '127.0.0.1', () => {
+        const { port } = probe.address() as net.AddressInfo;
+        probe.close(() => resolve(port));
+      });
+    });
+    const refused = await ptr(['task', 'list'], isolated({ MCP_RUN_ORIGIN: `http://127.0.0.1:${closed}`, MCP_RUN_SESSION_ID: user.sessionId }));
+    expect(refused.code).to.equal(1);
+    expect(refused.stderr).to.equal(`error connection_failed: cannot reach http://127.0.0.1:${closed}: ECONNREFUSED\n`);
+    for (const res of [badYaml, missing, notUrl, refused]) {
+      expect(res.stdout).to.equal('');
+      expect(res.stderr, 'no stack trace').not.to.match(/\n\s+at /);
+    }
+  });
+
   it('publishes a servlet, installs it into the default profile and lists the installs', async () => {
     const file = path.join(dir, 'greeter.wasm');
     fs.writeFileSync(file, (await buildTestServlets()).greeter);
