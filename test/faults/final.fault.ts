@@ -4,7 +4,7 @@ import { until } from '../helpers/runs';
 import { endedOnce, waitForRuns } from './runs';
 import { faultStack, temporalClient, withMongo } from './harness';
 import { closedRun, ledger } from './ledger';
-import { SecretScanner } from './scan';
+import { SecretScanner, type SecretHit } from './scan';
 
 /**
  * The suite's closing accounts, over everything every scenario did: each accepted run read again as its owner (it
@@ -105,30 +105,44 @@ describe('faults: the accounts at the end', () => {
     expect(state.markers.map((d) => String(d._id)), 'runs still holding a live-run place (live_runs)').to.deep.equal([]);
   });
 
-  it('left no provider key, install secret or webhook secret in MongoDB, in any workflow history or in any process log', async function () {
+  it('left no provider key, install secret or webhook secret in MongoDB, in any workflow history, in any process log, in any answer of the API or in any webhook delivery', async function () {
     this.timeout(300_000);
     const stack = faultStack();
     // Canaries, to show the scan can find what is there: a user name (in documents, histories and logs, a worker's
     // among them: the provider scenario's runs fail activities, which the worker logs with their workflow ids) and a
-    // prompt (in documents, and in histories only inside encoded payloads).
+    // prompt (in documents, in the run's answers, and in histories only inside encoded payloads); and a delivered
+    // run's task (in its webhook delivery).
     const run = [...ledger.runs.values()].find((r) => r.scenario === 'provider' && r.text)!;
     expect(run, 'a run of the provider scenario').to.not.equal(undefined);
+    const delivered = stack.webhookDeliveries.find((d) => d.workflowId);
+    expect(delivered, 'a verified webhook delivery').to.not.equal(undefined);
     const canaries = [
       { kind: 'canary: user name', value: run.workflowId.split('/')[1]! },
       { kind: 'canary: prompt', value: `Say ${run.text}` },
+      { kind: 'canary: delivered task', value: delivered!.workflowId!.split('/').slice(1, 4).join('/') },
     ];
     const scanner = new SecretScanner([...ledger.secrets, ...canaries]);
     await scanner.scanMongo(stack.mongoUrl);
     await scanner.scanTemporal(await temporalClient());
     scanner.scanFiles(stack.processes.flatMap((p) => p.logFiles));
+    scanner.scanAnswers(ledger.answers);
+    scanner.scanWebhooks(stack.webhookDeliveries);
+    const answered = ledger.counts.requests - ledger.counts.unreachable.length - ledger.counts.noAnswer.length;
+    expect(scanner.scanned.answers, 'every answer scanned (requests neither refused nor unanswered)').to.equal(answered);
+    expect(scanner.scanned.webhookDeliveries, 'every delivery scanned').to.equal(stack.webhookDeliveries.length);
     const found = (kind: string) => new Set(scanner.hits.filter((h) => h.kind === kind).map((h) => h.where.split(' ')[0]));
-    expect([...found('canary: user name')].sort(), 'where the user name canary was found').to.deep.equal(['log', 'mongodb', 'temporal']);
+    expect([...found('canary: user name')].sort(), 'where the user name canary was found').to.include.members(['log', 'mongodb', 'temporal']);
+    expect([...found('canary: prompt')], 'the prompt canary in an answer').to.include('answer');
+    expect([...found('canary: delivered task')], 'the delivered task canary in a webhook delivery').to.include('webhook');
     const workerLogs = stack.worker.logFiles.map((f) => `log ${f}`);
     expect(scanner.hits.filter((h) => h.kind === 'canary: user name' && workerLogs.includes(h.where)), 'the user name canary in a worker log').to.not.deep.equal([]);
     expect([...found('canary: prompt')].sort(), 'where the prompt canary was found').to.deep.include.members(['mongodb', 'temporal']);
 
-    const hits = scanner.hits.filter((h) => !h.kind.startsWith('canary'));
-    Object.assign(ledger.final, { secretHits: hits.length, scanned: scanner.scanned });
+    // An install's configuration goes back to its owner, in the answers of the installations routes: the Python
+    // client runs tools locally with it (compat.md, "List"). Nowhere else, and never a key or a webhook secret.
+    const toOwner = (h: SecretHit) => h.kind === 'install secret' && /^answer (GET|POST) \/api\/profiles\/~\/[^/]+\/installations \d+$/.test(h.where);
+    const hits = scanner.hits.filter((h) => !h.kind.startsWith('canary') && !toOwner(h));
+    Object.assign(ledger.final, { secretHits: hits.length, installConfigsToOwner: scanner.hits.filter(toOwner).length, scanned: scanner.scanned });
     for (const hit of hits.slice(0, 20)) ledger.notes.push(`secret found: ${hit.kind} in ${hit.where}`);
     expect(ledger.secrets.length).to.be.greaterThan(0);
     expect(hits).to.deep.equal([]);

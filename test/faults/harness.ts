@@ -43,9 +43,9 @@ export interface FaultStack {
   logDir: string;
   /**
    * Deliveries the webhook receiver got: the run each names (its workflow id) and the run as the payload shows it, or
-   * why the delivery did not verify with its task's secret.
+   * why the delivery did not verify with its task's secret; and what came (headers and body), for the secret scan.
    */
-  webhookDeliveries: Array<{ workflowId?: string; run?: ClosedRun; error?: string }>;
+  webhookDeliveries: Array<{ workflowId?: string; run?: ClosedRun; error?: string; received: string }>;
   webhookUrl: string;
 }
 
@@ -119,14 +119,15 @@ async function startFaultStack(): Promise<FaultStack> {
       // Checked as a receiver would, on arrival (the signature's timestamp has a tolerance of minutes), with the
       // secret of the task the body names: a delivery signed with another task's secret does not verify.
       const body = Buffer.concat(chunks).toString('utf8');
+      const received = `${JSON.stringify(req.headers)}\n${body}`;
       try {
         const task = String((JSON.parse(body) as { task?: unknown }).task);
         const secret = ledger.webhookTasks.get(task);
         if (!secret) throw new Error(`a delivery for ${task}, which has no webhook`);
         const payload = new Webhook(secret).verify(body, req.headers as Record<string, string>) as { task: string; run: { name: string } };
-        webhookDeliveries.push({ workflowId: `run/${payload.task}/${payload.run.name}`, run: closedRun(payload.run) });
+        webhookDeliveries.push({ workflowId: `run/${payload.task}/${payload.run.name}`, run: closedRun(payload.run), received });
       } catch (err) {
-        webhookDeliveries.push({ error: (err as Error).message });
+        webhookDeliveries.push({ error: (err as Error).message, received });
       }
       res.writeHead(204).end();
     });

@@ -71,6 +71,8 @@ class Ledger {
   /** Secrets the suite gave the service, by kind; the final scan looks for each. */
   readonly secrets: Array<{ kind: 'provider key' | 'install secret' | 'webhook secret'; value: string }> = [];
   readonly notes: string[] = [];
+  /** Every answer's body, by request (`<method> <path> <status>`): the final scan looks for secrets in them too. */
+  readonly answers: Array<{ where: string; text: string }> = [];
   final: Record<string, unknown> = {};
   private readonly started = Date.now();
 
@@ -85,6 +87,7 @@ class Ledger {
 
   request(method: string, path: string, status: number, body: string, retryAfter: string | null, ms: number) {
     this.counts.requests++;
+    this.answers.push({ where: `${method} ${path} ${status}`, text: body });
     this.counts.slowestMs = Math.max(this.counts.slowestMs, ms);
     if (ms >= this.slowAfterMs) this.counts.slow.push({ scenario: this.scenario, method, path, status, ms });
     const key = `${Math.floor(status / 100)}xx`;

@@ -64,7 +64,7 @@ export function texts(value: unknown, out: string[] = [], depth = 0): string[] {
 export class SecretScanner {
   readonly hits: SecretHit[] = [];
   /** What was read: documents, collections, histories, events, log files and bytes. */
-  readonly scanned = { collections: 0, documents: 0, workflows: 0, historyEvents: 0, logFiles: 0, logBytes: 0 };
+  readonly scanned = { collections: 0, documents: 0, workflows: 0, historyEvents: 0, logFiles: 0, logBytes: 0, answers: 0, webhookDeliveries: 0 };
   private readonly patterns: Array<{ kind: string; needles: string[] }>;
 
   constructor(secrets: Secret[]) {
@@ -110,6 +110,22 @@ export class SecretScanner {
         }),
       ),
     );
+  }
+
+  /** The API's answers to the suite (their bodies). */
+  scanAnswers(answers: Array<{ where: string; text: string }>) {
+    for (const { where, text } of answers) {
+      this.scanned.answers++;
+      this.check(`answer ${where}`, [text]);
+    }
+  }
+
+  /** What the webhook receiver got: each delivery's headers and body. */
+  scanWebhooks(deliveries: Array<{ workflowId?: string; received: string }>) {
+    for (const { workflowId, received } of deliveries) {
+      this.scanned.webhookDeliveries++;
+      this.check(`webhook ${workflowId ?? '(unverified)'}`, [received]);
+    }
   }
 
   scanFiles(files: string[]) {
