@@ -12,7 +12,7 @@ export type { ActivityDeps };
 export function createActivities(deps: ActivityDeps) {
   const runSteps = withFailurePolicy(
     deps.logger,
-    { prepareRun: 'preparing the run', recordRun: 'recording the run', callModel: 'the provider call', callTool: 'the tool call', abortRunCalls: 'stopping a cancelled run\'s calls', reconcileClosedRuns: 'reconciling runs', startDeferredRuns: 'starting deferred runs', deleteExpiredRuns: 'deleting expired runs' },
+    { prepareRun: 'preparing the run', recordRun: 'recording the run', callModel: 'the provider call', prepareAndCallModel: 'the provider call', callTool: 'the tool call', abortRunCalls: 'stopping a cancelled run\'s calls', reconcileClosedRuns: 'reconciling runs', startDeferredRuns: 'starting deferred runs', deleteExpiredRuns: 'deleting expired runs' },
     {
       async echo(input: { text: string }): Promise<string> {
         return input.text;

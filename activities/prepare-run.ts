@@ -19,6 +19,11 @@ export interface PrepareInput {
   taskVersion: number;
   /** The trigger data when small; else read from the run record. */
   payload?: Record<string, unknown>;
+  /**
+   * When the run started (the workflow's clock): the entries' time. Given, a preparation made again (its first call's
+   * outcome unheard) writes the very entries the first one did. Absent in runs started before it: now.
+   */
+  at?: number;
 }
 
 /**
@@ -49,7 +54,7 @@ export function createPrepare(parts: {
     const tools = await listProfileTools(models, input.identity.owner, input.identity.profile);
     const prompt = await store(input.run, 'prompt', expanded.prompt);
     const toolSpecs = await store(input.run, 'tools', JSON.stringify(tools), TOOL_SPECS_INLINE_BYTES);
-    const now = Date.now();
+    const now = input.at ?? Date.now();
     const entries: HeldEntry[] = [{ msg: 'run started', time: now, level: LEVEL.info }];
     for (const name of expanded.missing) entries.push({ msg: `placeholder {{ ${name} }} has no value in the trigger data; it expands to empty`, time: now, level: LEVEL.warn });
     if (tools.length) entries.push({ msg: `tools offered: ${tools.map((t) => t.name).join(', ')}`, time: now, level: LEVEL.info });

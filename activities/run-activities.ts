@@ -7,7 +7,7 @@ import { createTtlCache } from '../src/ttl-cache';
 import { announceRunClosed } from '../src/temporal/webhook-start';
 import { addModelCall, finalEntry, isTerminal } from '../workflows/constants';
 import { runFailure } from '../workflows/failures';
-import type { ModelCallInput, ModelTurn, RunRef, StartedRun, Text, ToolOutcome, ToolSpec } from '../workflows/types';
+import type { FirstModelCall, FirstModelCallInput, ModelCallInput, ModelTurn, RunRef, StartedRun, Text, ToolOutcome, ToolSpec } from '../workflows/types';
 import type { ActivityDeps } from './deps';
 import { createPrepare, type PrepareInput } from './prepare-run';
 import { callAnthropic } from './providers/anthropic';
@@ -133,40 +133,30 @@ export function createRunActivities(deps: ActivityDeps) {
      */
     async callModel(input: ModelCallInput): Promise<ModelTurn & { finishedAt?: number }> {
       // The end's write heartbeats too: a slow store must not make the call look lost (and be made again).
+      return tracked(input.run, (signal) => modelCall(input, signal));
+    },
+
+    /**
+     * Remote activity: a run's first model call, which prepares the run first (as `prepareRun` does: one write of
+     * `running` with its first entries), then calls the model as `callModel` does, saving the workflow a local
+     * activity of its own. If preparing fails, the model is not asked: `unprepared`, and the workflow prepares the
+     * run itself (`prepareRun`, which retries, and fails the run for a template's fault as before).
+     */
+    async prepareAndCallModel(input: FirstModelCallInput): Promise<FirstModelCall> {
       return tracked(input.run, async (signal) => {
-        // A call that may end the run is made again when the workflow did not hear how the last one ended (a worker
-        // or Temporal lost meanwhile): if that one recorded the run's end, it stands, and the model is not asked again.
-        // A turn's first call skips the read (its end's write checks the record anyway).
-        if (input.finish && input.again && !(await findOpenRecord(models, input.run))) {
-          await announceClosed(input.run);
-          throw runFailure('RunClosed', 'the run had already ended');
-        }
-        const turn = await modelTurn(input, signal);
-        if (!input.finish || turn.toolCalls.length > 0) return turn;
-        const usage = addModelCall(input.usage, turn.usage);
-        // Past the token budget the answer is the run's failure, which the workflow records.
-        if (input.maxTotalTokens && usage.input_tokens + usage.output_tokens > input.maxTotalTokens) return turn;
-        // Cancelled meanwhile: the workflow writes the cancel (abortRunCalls waits for this call to stop first).
-        signal.throwIfAborted();
-        const finishedAt = Date.now();
-        let written: WrittenRun | null;
+        let started: StartedRun;
         try {
-          written = await recordOpenEnd(models, input.run, { status: 'ready', modifiedAt: finishedAt, entries: { from: input.entriesFrom, items: [finalEntry(turn.text)] }, usage });
-          if (!written) {
-            await announceClosed(input.run);
-            throw runFailure('RunClosed', 'the run had already ended');
-          }
+          started = await prepare({ run: input.run, identity: input.identity, taskId: input.taskId, taskVersion: input.taskVersion, payload: input.payload, at: input.at }, 0);
         } catch (err) {
-          if (err instanceof ApplicationFailure) throw err;
-          // The model has answered: failing now would call it again. The workflow records the end instead (its own
-          // write, retried), at the same entry, so a write of this one applied late (a stalled store) says the same.
-          deps.logger.warn({ run: input.run.id, err }, 'could not record the run\'s end with its final answer; the workflow records it');
-          return turn;
+          deps.logger.debug({ run: input.run.id, err }, 'preparing in the first model call failed; the workflow prepares the run itself');
+          return { unprepared: true };
         }
-        // Neither announced nor noted for the reconciler (the store stopped answering): the workflow records the end
-        // itself, and its write, finding the record closed, announces it (retried until it can).
-        if (!(await announceRunClosed(closed, input.run.id, written))) return turn;
-        return { ...turn, finishedAt };
+        const { runner, model, maxTokens, toolSpecs } = started.prepared;
+        const turn = await modelCall(
+          { run: input.run, taskId: input.taskId, taskVersion: input.taskVersion, model: { runner, model, maxTokens, toolSpecs }, messages: 1, entriesFrom: started.entries.length, finish: true, usage: input.usage, maxTotalTokens: input.maxTotalTokens },
+          signal,
+        );
+        return { ...turn, started };
       });
     },
 
@@ -199,6 +189,46 @@ export function createRunActivities(deps: ActivityDeps) {
       return { isError, message: { json: await store(run, 'result', JSON.stringify(result)) }, shown: await store(run, 'shown', shownText) };
     },
   };
+
+  /**
+   * One model call of a run (callModel's work, also the first call's after preparing): the provider call, and the
+   * run's end when the call may write it.
+   */
+  async function modelCall(input: ModelCallInput, signal: AbortSignal): Promise<ModelTurn & { finishedAt?: number }> {
+    // A call that may end the run is made again when the workflow did not hear how the last one ended (a worker
+    // or Temporal lost meanwhile): if that one recorded the run's end, it stands, and the model is not asked again.
+    // A turn's first call skips the read (its end's write checks the record anyway).
+    if (input.finish && input.again && !(await findOpenRecord(models, input.run))) {
+      await announceClosed(input.run);
+      throw runFailure('RunClosed', 'the run had already ended');
+    }
+    const turn = await modelTurn(input, signal);
+    if (!input.finish || turn.toolCalls.length > 0) return turn;
+    const usage = addModelCall(input.usage, turn.usage);
+    // Past the token budget the answer is the run's failure, which the workflow records.
+    if (input.maxTotalTokens && usage.input_tokens + usage.output_tokens > input.maxTotalTokens) return turn;
+    // Cancelled meanwhile: the workflow writes the cancel (abortRunCalls waits for this call to stop first).
+    signal.throwIfAborted();
+    const finishedAt = Date.now();
+    let written: WrittenRun | null;
+    try {
+      written = await recordOpenEnd(models, input.run, { status: 'ready', modifiedAt: finishedAt, entries: { from: input.entriesFrom, items: [finalEntry(turn.text)] }, usage });
+      if (!written) {
+        await announceClosed(input.run);
+        throw runFailure('RunClosed', 'the run had already ended');
+      }
+    } catch (err) {
+      if (err instanceof ApplicationFailure) throw err;
+      // The model has answered: failing now would call it again. The workflow records the end instead (its own
+      // write, retried), at the same entry, so a write of this one applied late (a stalled store) says the same.
+      deps.logger.warn({ run: input.run.id, err }, 'could not record the run\'s end with its final answer; the workflow records it');
+      return turn;
+    }
+    // Neither announced nor noted for the reconciler (the store stopped answering): the workflow records the end
+    // itself, and its write, finding the record closed, announces it (retried until it can).
+    if (!(await announceRunClosed(closed, input.run.id, written))) return turn;
+    return { ...turn, finishedAt };
+  }
 
   /** The provider call itself, and the storing of its answer's large parts. */
   async function modelTurn(input: ModelCallInput, signal: AbortSignal): Promise<ModelTurn> {

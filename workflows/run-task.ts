@@ -26,6 +26,7 @@ import { RunLog } from './run-log';
 import type {
   ApprovalDecision,
   CancelRequest,
+  FirstModelCall,
   ModelCallInput,
   ModelTurn,
   PreparedRun,
@@ -36,6 +37,7 @@ import type {
   RunSnapshot,
   RunStatus,
   Text,
+  StartedRun,
   ToolOutcome,
 } from './types';
 
@@ -145,8 +147,11 @@ export async function runTask(input: RunInput): Promise<RunOutcome> {
   };
   const providerOptions = providerCall(limits.providerHeartbeatMs, limits.providerCallMs);
 
-  /** One model call, retried with backoff (the run shows `pending` while it waits); `finishedAt` when it ended the run. */
-  const modelTurn = async (prepared: PreparedRun): Promise<ModelTurn & { finishedAt?: number }> => {
+  /**
+   * One model call, retried with backoff (the run shows `pending` while it waits); `finishedAt` when it ended the run.
+   * `failedFirst`: how its first attempt failed (the run's first call, made by `prepareAndCallModel`).
+   */
+  const modelTurn = async (prepared: PreparedRun, failedFirst?: unknown): Promise<ModelTurn & { finishedAt?: number }> => {
     const model = { runner: prepared.runner, model: prepared.model, maxTokens: prepared.maxTokens, toolSpecs: prepared.toolSpecs };
     for (let attempt = 1; ; attempt++) {
       // With nothing left to write, an answer without tool calls ends the run in the same activity (if it keeps the
@@ -164,6 +169,7 @@ export async function runTask(input: RunInput): Promise<RunOutcome> {
         maxTotalTokens: limits.maxTotalTokens,
       };
       try {
+        if (attempt === 1 && failedFirst !== undefined) throw failedFirst;
         return await proxyActivities<Activities>(bounded(providerOptions)).callModel(call);
       } catch (err) {
         if (isCancellation(err)) throw err;
@@ -219,19 +225,66 @@ export async function runTask(input: RunInput): Promise<RunOutcome> {
   };
 
   let prepared: PreparedRun | undefined = resume?.prepared;
+  /**
+   * The first call (`prepareAndCallModel`) was sent, and this view has not heard what it prepared (it is in flight,
+   * or it failed, was cancelled or ran out of time): the record may have the first entries, which a write of this
+   * view's would overwrite. Its end is then written after them, once prepared again (the same entries).
+   */
+  let startUnheard = false;
+  /** What the run's preparation recorded: the run is `running` with these first entries, the prompt is message 0. */
+  const started = (done: StartedRun) => {
+    log.status = 'running';
+    log.pushRecorded(done.entries, done.at);
+    log.promptRecorded();
+    prepared = done.prepared;
+    startUnheard = false;
+  };
+  /** When the first call was sent: a preparation made again after it writes the same entries (their time is this). */
+  let firstAt: number | undefined;
+  /** Prepares the run in a local activity of its own (retried through a store's stall; a template's fault fails the run). */
+  const prepareHere = async () =>
+    started(await proxyLocalActivities<Activities>(PREPARE).prepareRun({ run, identity: input.identity, taskId: input.taskId, taskVersion: input.taskVersion, payload: input.payload, ...(firstAt !== undefined ? { at: firstAt } : {}) }));
+  /**
+   * The run's first model call, which prepares the run first: its answer; or how it failed after it was sent (the
+   * record may then have the first entries: they are prepared again, the same); or nothing when preparing failed.
+   */
+  const firstCall = async (runner: string): Promise<{ answer?: ModelTurn & { finishedAt?: number }; failure?: unknown }> => {
+    const options = bounded(providerOptions);
+    firstAt = Date.now();
+    // The view says `running` while the call prepares and asks the model (the record does once it has prepared).
+    const before = log.status;
+    log.status = 'running';
+    let result: FirstModelCall;
+    startUnheard = true;
+    try {
+      result = await proxyActivities<Activities>(options).prepareAndCallModel({ run, identity: input.identity, taskId: input.taskId, taskVersion: input.taskVersion, payload: input.payload, at: firstAt, runner, usage: log.usage, maxTotalTokens: limits.maxTotalTokens });
+    } catch (err) {
+      const failure = past(err);
+      if (isCancellation(err) || failure instanceof RunFailed) throw failure;
+      log.status = before;
+      return { failure: err };
+    }
+    if ('unprepared' in result) {
+      // Preparing failed before it wrote anything: the workflow prepares the run on its own.
+      startUnheard = false;
+      log.status = before;
+      return {};
+    }
+    const { started: done, ...answer } = result;
+    started(done);
+    return { answer };
+  };
   const execute = async (): Promise<Ending> => {
+    let first: { answer?: ModelTurn & { finishedAt?: number }; failure?: unknown } = {};
     if (!prepared) {
-      // Prepare records the run as `running` with its first entries and stores the prompt as message 0.
-      const started = await proxyLocalActivities<Activities>(PREPARE).prepareRun({ run, identity: input.identity, taskId: input.taskId, taskVersion: input.taskVersion, payload: input.payload });
-      log.status = 'running';
-      log.pushRecorded(started.entries, started.at);
-      log.promptRecorded();
-      prepared = started.prepared;
+      // Runs started before the first call prepared (their histories have prepareRun) keep doing it on their own.
+      if (input.prepareInCall) first = await firstCall(input.prepareInCall.runner);
+      if (!prepared) await prepareHere();
     }
     const firstTurn = resume?.turn ?? 1;
     for (let turn = firstTurn; turn <= limits.maxTurns; turn++) {
       if (turn > firstTurn && historyIsLong(limits.continueAsNewEvents)) return { kind: 'continue', turn };
-      const answer = await modelTurn(prepared);
+      const answer = turn === firstTurn && first.answer ? first.answer : await modelTurn(prepared!, turn === firstTurn ? first.failure : undefined);
       log.usage = addModelCall(log.usage, answer.usage);
       const budget = limits.maxTotalTokens;
       if (budget && log.usage.input_tokens + log.usage.output_tokens > budget) {
@@ -242,7 +295,7 @@ export async function runTask(input: RunInput): Promise<RunOutcome> {
       log.addMessage({ role: 'assistant', text: answer.text, toolCalls: answer.toolCalls.map(({ id, name, arguments: args }) => ({ id, name, arguments: args })) });
       for (const call of answer.toolCalls) {
         log.push({ msg: `tool call: ${call.name}`, exchange: { role: 'assistant', content: call.shown } });
-        const outcome = await toolCall(prepared, call);
+        const outcome = await toolCall(prepared!, call);
         log.push({ msg: `tool result: ${call.name}${outcome.isError ? ' (error)' : ''}`, exchange: { role: 'tool', content: outcome.shown } });
         log.addMessage({ role: 'tool', callId: call.id, name: call.name, isError: outcome.isError, ...outcome.message });
       }
@@ -262,9 +315,20 @@ export async function runTask(input: RunInput): Promise<RunOutcome> {
     const cancelled = isCancellation(err);
     const reason =
       err instanceof RunFailed ? err.message : cancelled ? (cancelledBy !== undefined ? `cancelled by ${cancelledBy}` : 'the run was cancelled') : readFailure(err, { name: 'the run', kind: 'other' }).reason;
-    log.push({ msg: reason, error: reason, lastMessage: { role: 'system', content: reason } });
     // A call of this run in flight in this worker stops now; in another worker, at its next heartbeat.
     if (cancelled) await CancellationScope.nonCancellable(() => proxyLocalActivities<Activities>(ABORT).abortRunCalls({ run })).catch(() => undefined);
+    if (startUnheard && (cancelled || !(err instanceof ActivityFailure && err.activityType === 'prepareRun'))) {
+      // The first call may have recorded the first entries: prepared again (the same entries, at the same places),
+      // the end goes after them. A record closed meanwhile is the run's account. (When preparing again is what just
+      // failed, after its retries, the end goes after what this view has.)
+      try {
+        await CancellationScope.nonCancellable(prepareHere);
+      } catch (prepareErr) {
+        if (closedElsewhere(prepareErr)) return endedElsewhere();
+        // Not prepared (its own failure, logged by the worker): the end goes after what this view has.
+      }
+    }
+    log.push({ msg: reason, error: reason, lastMessage: { role: 'system', content: reason } });
   }
   if (ending?.kind === 'continue') {
     // Everything is recorded (the turn ended with a write); the next execution starts from the store.

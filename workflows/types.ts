@@ -69,6 +69,11 @@ export interface RunInput {
   limits: RunLimits;
   /** Present when the run continues as new: where the previous execution stopped. */
   resume?: RunResume;
+  /**
+   * The run's first model call prepares it (`prepareAndCallModel`), with the task version's runner for its metrics.
+   * Absent in runs started before that: they prepare in a local activity of their own, as their histories say.
+   */
+  prepareInCall?: { runner: string };
 }
 
 /** What a run carries over when it continues as new (all of it small: contents stay in the store). */
@@ -215,6 +220,26 @@ export interface ModelCallInput {
   /** The run's token budget: an answer that takes the run past it does not end the run here (the workflow fails it). */
   maxTotalTokens?: RunLimits['maxTotalTokens'];
 }
+
+/**
+ * The run's first model call, which prepares the run first (`prepareAndCallModel`): the model, the conversation (the
+ * prompt) and where the end's entry goes come from the preparation.
+ */
+export interface FirstModelCallInput extends Pick<ModelCallInput, 'run' | 'taskId' | 'taskVersion' | 'usage' | 'maxTotalTokens'> {
+  identity: RunIdentity;
+  /** Trigger data when small; else the preparation reads it from the run record. */
+  payload?: Record<string, unknown>;
+  /** When the run started (the entries' time: the same if the workflow prepares again). */
+  at: number;
+  /** The task version's runner (the record's), for the call's metrics before the preparation has read it. */
+  runner: string;
+}
+
+/**
+ * The first call's answer with what the preparation recorded; or `unprepared`: preparing failed, the model was not
+ * asked, and the workflow prepares the run on its own (the `prepareRun` local activity, with its retries).
+ */
+export type FirstModelCall = { unprepared: true } | (ModelTurn & { finishedAt?: number; started: StartedRun });
 
 /** What the prepare step returns: the run's inputs, and the entries it recorded with status `running` at `at`. */
 export interface StartedRun {

@@ -1,6 +1,6 @@
 import type { ActivityInterceptorsFactory } from '@temporalio/worker';
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
-import type { ModelCallInput, ModelTurn, RunStatus, ToolOutcome } from '../../workflows/types';
+import type { FirstModelCall, FirstModelCallInput, ModelCallInput, ModelTurn, RunStatus, ToolOutcome } from '../../workflows/types';
 import { RUNNERS } from '../store/tasks';
 
 type Outcome = 'completed' | 'failed' | 'cancelled';
@@ -10,7 +10,8 @@ const MODEL_LABELS = 20;
 
 /**
  * A worker's activity metrics, from an inbound interceptor around every activity (so no activity counts itself):
- * `ptr_activities_in_flight{activity}`, `ptr_activities_total{activity,outcome}`; for `callModel`,
+ * `ptr_activities_in_flight{activity}`, `ptr_activities_total{activity,outcome}`; for `callModel` (and a run's first
+ * call, `prepareAndCallModel`),
  * `ptr_provider_call_duration_seconds{runner,outcome}` and `ptr_provider_tokens_total{runner,model,kind}`; for
  * `callTool`, `ptr_servlet_calls_total{outcome}`; and `ptr_run_status_transitions_total{to}`, the status changes
  * the runs' workflows write (a run ended by the reconciler or a read is not counted here). Metrics register once per
@@ -63,14 +64,21 @@ export function activityMetrics(registry: Registry): ActivityInterceptorsFactory
     return models.has(model) ? model : 'other';
   };
   /** What a completed activity's result says: tokens, tool outcomes, status changes. */
+  /** A model call's answer: its tokens, and the run's end when the call wrote it. */
+  const answered = (labels: { runner: string; model: string }, turn: (ModelTurn & { finishedAt?: number }) | undefined) => {
+    tokens.inc({ ...labels, kind: 'input' }, turn?.usage?.input ?? 0);
+    tokens.inc({ ...labels, kind: 'output' }, turn?.usage?.output ?? 0);
+    if (turn?.finishedAt !== undefined) transitions.inc({ to: 'ready' });
+  };
   const counted = (activity: string, input: unknown, result: unknown) => {
     if (activity === 'callModel') {
       const call = input as ModelCallInput;
-      const turn = result as ModelTurn & { finishedAt?: number };
-      const labels = { runner: runnerOf(call), model: modelLabel(call?.model?.model) };
-      tokens.inc({ ...labels, kind: 'input' }, turn?.usage?.input ?? 0);
-      tokens.inc({ ...labels, kind: 'output' }, turn?.usage?.output ?? 0);
-      if (turn?.finishedAt !== undefined) transitions.inc({ to: 'ready' });
+      answered({ runner: runnerOf(call), model: modelLabel(call?.model?.model) }, result as ModelTurn & { finishedAt?: number });
+    } else if (activity === 'prepareAndCallModel') {
+      const first = result as FirstModelCall;
+      if (!first || 'unprepared' in first) return;
+      transitions.inc({ to: 'running' });
+      answered({ runner: runnerOf(input), model: modelLabel(first.started?.prepared?.model) }, first);
     } else if (activity === 'callTool') {
       servletCalls.inc({ outcome: (result as ToolOutcome)?.isError ? 'error' : 'ok' });
     } else if (activity === 'prepareRun') {
@@ -85,7 +93,7 @@ export function activityMetrics(registry: Registry): ActivityInterceptorsFactory
     inbound: {
       async execute(input, next) {
         const activity = ctx.info.activityType;
-        const provider = activity === 'callModel' ? providerCalls.startTimer() : undefined;
+        const provider = activity === 'callModel' || activity === 'prepareAndCallModel' ? providerCalls.startTimer() : undefined;
         inFlight.inc({ activity });
         let outcome: Outcome = 'failed';
         try {
@@ -113,8 +121,9 @@ export function activityMetrics(registry: Registry): ActivityInterceptorsFactory
   });
 }
 
-/** The runner of a callModel input, or `other`: a label value must come from a known set. */
+/** The runner of a callModel (or prepareAndCallModel) input, or `other`: a label value must come from a known set. */
 function runnerOf(input: unknown): string {
-  const runner = (input as Partial<ModelCallInput> | undefined)?.model?.runner;
-  return runner !== undefined && RUNNERS.includes(runner) ? runner : 'other';
+  const call = input as (Partial<ModelCallInput> & Partial<Pick<FirstModelCallInput, 'runner'>>) | undefined;
+  const runner: string | undefined = call?.model?.runner ?? call?.runner;
+  return runner !== undefined && (RUNNERS as readonly string[]).includes(runner) ? runner : 'other';
 }

@@ -194,11 +194,11 @@ describe('readiness and metrics', () => {
         const { body } = await postSigned(await signedUrl(api, 'default', 'worked'), { text: 'x' });
         expect((await waitForRun(api, body.url)).status).to.equal('ready');
         const { text } = await get(`${workerUrl}/metrics`);
-        expect(sample(text, 'ptr_activities_total', { activity: 'callModel', outcome: 'completed' }), text).to.equal(1);
-        expect(sample(text, 'ptr_activities_total', { activity: 'prepareRun', outcome: 'completed' })).to.equal(1);
-        // The model call that answers records the run's end: no record write of its own for a one-turn run.
-        expect(text).not.to.match(/ptr_activities_total\{activity="recordRun"/);
-        expect(sample(text, 'ptr_activities_in_flight', { activity: 'callModel' })).to.equal(0);
+        // A one-turn run is one activity: its first model call prepares the run, and records its end as it answers
+        // (no prepare step and no record write of their own).
+        expect(sample(text, 'ptr_activities_total', { activity: 'prepareAndCallModel', outcome: 'completed' }), text).to.equal(1);
+        expect(text).not.to.match(/ptr_activities_total\{activity="(prepareRun|recordRun|callModel)"/);
+        expect(sample(text, 'ptr_activities_in_flight', { activity: 'prepareAndCallModel' })).to.equal(0);
         expect(sample(text, 'ptr_provider_call_duration_seconds_count', { runner: 'openai', outcome: 'completed' })).to.equal(1);
         // The fake provider reports 1 input and 1 output token per answer.
         expect(sample(text, 'ptr_provider_tokens_total', { runner: 'openai', model: 'test-model', kind: 'input' })).to.equal(1);

@@ -65,7 +65,9 @@ describe('runs: a cancel racing the run\'s own writes', () => {
       const marker = history.findIndex((e) => e.markerRecordedEventAttributes);
       expect(signalled, 'the cancel signal').to.be.greaterThan(-1);
       expect(marker, 'the prepare step ended after the cancel').to.be.greaterThan(signalled);
-      expect(outcome).to.deep.include({ status: 'error' });
+      // The workflow wrote the cancel; or, when its task was run again (the first call's failure came in while it
+      // completed: Temporal rejects that completion), found it written, and left the record as it was.
+      expect(outcome.status === 'error' || outcome.closedElsewhere === true, JSON.stringify(outcome)).to.equal(true);
 
       // Once the prepare step's write has landed (its first entry is "run started"), the record still says `error`.
       const record = await until('the prepare step\'s write', async () => {
@@ -76,7 +78,10 @@ describe('runs: a cancel racing the run\'s own writes', () => {
       const read = await api.get(new URL(trigger.body.url).pathname);
       expect(read.body.status).to.equal('error');
       expect(read.body.results.at(-1).error).to.equal(`cancelled by ${username}`);
-      expect(read.body.results.map((e: { msg: string }) => e.msg)).to.include('run started');
+      const msgs = read.body.results.map((e: { msg: string }) => e.msg);
+      // Written once each: the first entries (prepared in the first call, then again: the same) and the cancel.
+      expect(msgs.filter((m: string) => m === 'run started')).to.have.length(1);
+      expect(msgs.filter((m: string) => m.startsWith('cancelled by'))).to.have.length(1);
     } finally {
       await server.close();
       await worker.stop();

@@ -13,13 +13,23 @@ describe('runs: execution', () => {
     const { api } = await signedIn();
     const { fake, config } = getStack();
     await createTask(api, 'default', 'flaky');
-    fake.script([providerError('openai', 503, 'overloaded'), providerError('openai', 503, 'overloaded')]);
+    // The first answer comes after a second: polls see the entries the first call prepared before it fails.
+    fake.script([
+      async () => {
+        await new Promise((r) => setTimeout(r, 1000));
+        return providerError('openai', 503, 'overloaded');
+      },
+      providerError('openai', 503, 'overloaded'),
+    ]);
     const res = await postSigned(await signedUrl(api, 'default', 'flaky'), { text: 'x' }, { 'run-id': 'r' });
     const path = new URL(res.body.url).pathname;
     const seen: string[] = [];
+    /** The entries of the first poll that had any: the first model call prepared them before it failed. */
+    let firstShown: unknown[] | undefined;
     for (;;) {
       const polled = await api.get(path);
       expect(polled.status).to.equal(200);
+      if (!firstShown && polled.body.results?.length) firstShown = polled.body.results;
       if (seen.at(-1) !== polled.body.status) seen.push(polled.body.status);
       if (polled.body.status === 'ready' || polled.body.status === 'error') break;
       await new Promise((r) => setTimeout(r, 50));
@@ -36,6 +46,11 @@ describe('runs: execution', () => {
     expect(retries).to.have.length(2);
     expect(retries[0]).to.include({ level: 40 });
     expect(retries[0].msg).to.contain('openai answered 503');
+    // Prepared again after the failed first call, the first entries are the very ones shown before: none changed or
+    // came twice.
+    expect(run.results.slice(0, firstShown!.length)).to.deep.equal(firstShown);
+    expect(run.results.map((e: any) => e.msg).slice(0, 2)).to.deep.equal(['run started', 'prompt']);
+    expect(run.results.filter((e: any) => e.msg === 'run started')).to.have.length(1);
   });
 
   it('fails at once with the provider message when the provider rejects the key, without leaking it', async () => {

@@ -12,6 +12,8 @@ const SCENARIOS = ['answer', 'tools', 'retry', 'approvals', 'cancel', 'budget', 
 /**
  * Histories recorded from real runs (test/replay/record-histories.ts) replayed with today's workflow code, without a
  * server: a change to `workflows/` that would break runs live during a deploy (a nondeterministic change) fails here.
+ * `<scenario>.prepare-step.history` are runs from before a run's first model call prepared it (a local activity of
+ * its own did): such runs may still be live when a worker with today's code takes them.
  */
 describe('workflow replay: recorded histories still replay', function () {
   this.timeout(120_000);

@@ -114,7 +114,12 @@ export function createRunWatches(
       if (this.stopped) return;
       if (run?.kind === 'live') {
         this.learn(run.view.entries);
-        if (!isTerminal(run.view.status)) return this.update({ status: run.view.status, modifiedAt: run.view.modifiedAt, count: this.entries.length });
+        if (!isTerminal(run.view.status)) {
+          // A run's first model call prepares it: its first entries are in the record before the workflow has them.
+          if (this.entries.length === 0 && reread) await this.readAhead(now);
+          if (this.stopped) return;
+          return this.update({ status: run.view.status, modifiedAt: run.view.modifiedAt, count: this.entries.length });
+        }
         // The workflow has ended the run and is writing its end: the run ends with its record's end (a run deleted
         // meanwhile, with its task, ends as deleted). Until the record has it, the streams keep the last status.
         const record = await findRun(models, this.record._id);
@@ -126,6 +131,16 @@ export function createRunWatches(
       if (!run || !this.sameRun(run.record)) return this.stop('deleted');
       if (run.record !== this.record || reread) this.recordReadAt = now;
       return this.settle(run.record, run.known);
+    }
+
+    /** The record's entries, read while the workflow has none of them yet (at most every RECORD_EVERY_MS). */
+    private async readAhead(now: number) {
+      this.recordReadAt = now;
+      const record = await findRun(models, this.record._id);
+      if (this.stopped || !record || !this.sameRun(record)) return;
+      this.record = record;
+      const stored = entryCount(record);
+      if (stored > this.entries.length) this.entries.push(...(await readEntries(models, record, this.entries.length, stored)));
     }
 
     /** The run as `record` has it, with the entries this process knows beyond it (`known`, from the first). */
