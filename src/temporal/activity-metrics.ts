@@ -63,13 +63,13 @@ export function activityMetrics(registry: Registry): ActivityInterceptorsFactory
     if (!models.has(model) && models.size < MODEL_LABELS) models.add(model);
     return models.has(model) ? model : 'other';
   };
-  /** What a completed activity's result says: tokens, tool outcomes, status changes. */
   /** A model call's answer: its tokens, and the run's end when the call wrote it. */
   const answered = (labels: { runner: string; model: string }, turn: (ModelTurn & { finishedAt?: number }) | undefined) => {
     tokens.inc({ ...labels, kind: 'input' }, turn?.usage?.input ?? 0);
     tokens.inc({ ...labels, kind: 'output' }, turn?.usage?.output ?? 0);
     if (turn?.finishedAt !== undefined) transitions.inc({ to: 'ready' });
   };
+  /** What a completed activity's result says: tokens, tool outcomes, status changes. */
   const counted = (activity: string, input: unknown, result: unknown) => {
     if (activity === 'callModel') {
       const call = input as ModelCallInput;

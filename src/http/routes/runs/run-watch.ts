@@ -139,6 +139,11 @@ export function createRunWatches(
       const record = await findRun(models, this.record._id);
       if (this.stopped || !record || !this.sameRun(record)) return;
       this.record = record;
+      await this.learnStored(record);
+    }
+
+    /** Reads the entries `record` has beyond those this watch knows. */
+    private async learnStored(record: RunRecord) {
       const stored = entryCount(record);
       if (stored > this.entries.length) this.entries.push(...(await readEntries(models, record, this.entries.length, stored)));
     }
@@ -147,8 +152,7 @@ export function createRunWatches(
     private async settle(record: RunRecord, known: HeldEntry[]) {
       this.record = record;
       this.learn(known);
-      const stored = entryCount(record);
-      if (stored > this.entries.length) this.entries.push(...(await readEntries(models, record, this.entries.length, stored)));
+      await this.learnStored(record);
       this.update({ status: record.status as RunStatus, modifiedAt: record.modified_at.getTime(), count: this.entries.length, end: isTerminal(record.status) ? 'closed' : undefined });
     }
 
