@@ -6,7 +6,7 @@ import { findTaskVersion, openTaskKey, type TaskVersionRecord } from '../src/sto
 import { createTtlCache } from '../src/ttl-cache';
 import { announceRunClosed } from '../src/temporal/webhook-start';
 import { addModelCall, finalEntry, isTerminal } from '../workflows/constants';
-import { runFailure } from '../workflows/failures';
+import { isTemplateFailure, runFailure } from '../workflows/failures';
 import type { FirstModelCall, FirstModelCallInput, ModelCallInput, ModelTurn, RunRef, StartedRun, Text, ToolOutcome, ToolSpec } from '../workflows/types';
 import type { ActivityDeps } from './deps';
 import { createPrepare, type PrepareInput } from './prepare-run';
@@ -139,8 +139,9 @@ export function createRunActivities(deps: ActivityDeps) {
     /**
      * Remote activity: a run's first model call, which prepares the run first (as `prepareRun` does: one write of
      * `running` with its first entries), then calls the model as `callModel` does, saving the workflow a local
-     * activity of its own. If preparing fails, the model is not asked: `unprepared`, and the workflow prepares the
-     * run itself (`prepareRun`, which retries, and fails the run for a template's fault as before).
+     * activity of its own. If preparing fails, the model is not asked: a template's fault is thrown (the run's end,
+     * as from `prepareRun`); anything else answers `unprepared`, and the workflow prepares the run itself (`prepareRun`,
+     * which retries through a store's stall).
      */
     async prepareAndCallModel(input: FirstModelCallInput): Promise<FirstModelCall> {
       return tracked(input.run, async (signal) => {
@@ -148,6 +149,8 @@ export function createRunActivities(deps: ActivityDeps) {
         try {
           started = await prepare({ run: input.run, identity: input.identity, taskId: input.taskId, taskVersion: input.taskVersion, payload: input.payload, at: input.at }, 0);
         } catch (err) {
+          // The template's fault ends the run: expanding it again (in prepareRun) would only take as long again.
+          if (isTemplateFailure(err)) throw err;
           deps.logger.debug({ run: input.run.id, err }, 'preparing in the first model call failed; the workflow prepares the run itself');
           return { unprepared: true };
         }

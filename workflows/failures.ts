@@ -33,6 +33,18 @@ export const FAILURES = {
 
 export type FailureType = keyof typeof FAILURES;
 
+/**
+ * The template's failures: thrown only while a run is prepared, before it writes anything, and the same however often
+ * it is prepared (the task version and trigger data never change): the run's end, never worth preparing again.
+ */
+export const TEMPLATE_FAILURES: readonly FailureType[] = ['BadTemplate', 'TemplateTimeout', 'PromptTooLarge'];
+
+/** Whether `err` (an activity's failure, or its cause) is one of TEMPLATE_FAILURES. */
+export const isTemplateFailure = (err: unknown): boolean => {
+  const cause = err instanceof ActivityFailure ? err.cause : err;
+  return cause instanceof ApplicationFailure && TEMPLATE_FAILURES.includes(cause.type as FailureType);
+};
+
 /** A failure of a listed type; `message` is what the run will show. */
 export function runFailure(type: FailureType, message: string, details?: ProviderFailureDetails): ApplicationFailure {
   return ApplicationFailure.create({ type, message, nonRetryable: !FAILURES[type].retryable, details: details ? [details] : undefined });

@@ -20,7 +20,7 @@ import {
 import { TimeoutType } from '@temporalio/common';
 import type { Activities } from '../activities';
 import { addModelCall, APPROVAL_FAILURE, finalEntry, LEVEL, toolTaskQueue } from './constants';
-import { readFailure } from './failures';
+import { isTemplateFailure, readFailure } from './failures';
 import { ABORT, PREPARE, RECORD, TOOL_CALL, providerCall } from './limits';
 import { RunLog } from './run-log';
 import type {
@@ -262,6 +262,11 @@ export async function runTask(input: RunInput): Promise<RunOutcome> {
       const failure = past(err);
       if (isCancellation(err) || failure instanceof RunFailed) throw failure;
       log.status = before;
+      if (isTemplateFailure(err)) {
+        // Thrown while preparing, before anything was written: the run's end, as prepareRun's would be.
+        startUnheard = false;
+        throw err;
+      }
       return { failure: err };
     }
     if ('unprepared' in result) {
@@ -284,7 +289,9 @@ export async function runTask(input: RunInput): Promise<RunOutcome> {
     const firstTurn = resume?.turn ?? 1;
     for (let turn = firstTurn; turn <= limits.maxTurns; turn++) {
       if (turn > firstTurn && historyIsLong(limits.continueAsNewEvents)) return { kind: 'continue', turn };
-      const answer = turn === firstTurn && first.answer ? first.answer : await modelTurn(prepared!, turn === firstTurn ? first.failure : undefined);
+      // The first call's answer, or its failure as this turn's first attempt; later turns call the model themselves.
+      const answer = first.answer ?? (await modelTurn(prepared!, first.failure));
+      first = {};
       log.usage = addModelCall(log.usage, answer.usage);
       const budget = limits.maxTotalTokens;
       if (budget && log.usage.input_tokens + log.usage.output_tokens > budget) {

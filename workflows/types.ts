@@ -237,7 +237,8 @@ export interface FirstModelCallInput extends Pick<ModelCallInput, 'run' | 'taskI
 
 /**
  * The first call's answer with what the preparation recorded; or `unprepared`: preparing failed, the model was not
- * asked, and the workflow prepares the run on its own (the `prepareRun` local activity, with its retries).
+ * asked, and the workflow prepares the run on its own (the `prepareRun` local activity, with its retries). A template's
+ * failure (TEMPLATE_FAILURES) is thrown instead: it is the run's end.
  */
 export type FirstModelCall = { unprepared: true } | (ModelTurn & { finishedAt?: number; started: StartedRun });
 

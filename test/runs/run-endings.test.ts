@@ -128,7 +128,7 @@ describe('runs: every run ends', () => {
 
   it('ends a run whose template takes too long in error naming the limit, while a run beside it completes', async function () {
     this.timeout(60_000);
-    const { api } = await signedIn();
+    const { api, username } = await signedIn();
     // 2^30 renders of the innermost text: minutes of work, under the depth limit (32) a task may be saved with.
     await createTask(api, 'default', 'deep', { prompt: `${'{{#a}}'.repeat(30)}x${'{{/a}}'.repeat(30)}` });
     await createTask(api, 'default', 'plain');
@@ -139,7 +139,12 @@ describe('runs: every run ends', () => {
     const deepRun = await waitForRun(api, deep.body.url);
     expect(deepRun.status).to.equal('error');
     expect(deepRun.results.at(-1).error).to.match(/^the prompt template took longer than 2000 ms to expand \(limit TEMPLATE_TIMEOUT_MS\)$/);
+    expect(deepRun.results.map((e: { msg: string }) => e.msg), 'nothing prepared: only the reason').to.have.length(1);
     expect(Date.parse(plainRun.modified_at), 'the plain run ended first').to.be.lessThan(Date.parse(deepRun.modified_at));
+    // Expanded once: the first model call's failure is the run's end, with no preparation of its own after it.
+    const { events } = await getStack().temporal.workflow.getHandle(runWorkflowId({ owner: username, profile: 'default', task: 'deep', run: 'deep' })).fetchHistory();
+    const steps = events!.flatMap((e) => e.activityTaskScheduledEventAttributes?.activityType?.name ?? (e.markerRecordedEventAttributes ? 'marker' : []));
+    expect(steps, 'activities and local activities of the run').to.deep.equal(['prepareAndCallModel', 'marker']);
   });
 });
 
