@@ -155,12 +155,16 @@ async function measure(s: Awaited<ReturnType<typeof startBenchStack>>) {
         if ((sum(cpuNow()) - before) / 0.5 < 0.1 || performance.now() - began > 30_000) return round((performance.now() - began) / 1000);
       }
     };
+    const rounds: Array<{ side: string; perSecond: number }> = [];
     for (const [r, which] of ORDER.entries()) {
       // The memory part's first point once 1,000 runs are done: like its others, 2 s after the runs before it.
       await memory?.firstIfDue();
-      log(`  ${which}: the stack settled in ${await settle()} s`);
+      const settled = await settle();
       const { result, cpuMsPerItem } = await cpuPerItem(PER_ROUND, () => inFlight(PER_ROUND, 32, (i) => (which === 'ours' ? run(`tput-${r}-${i}`) : bareRun())));
       totals[which].seconds += result.seconds;
+      // Each round's own rate: how far apart the rounds of one side are says how much the machine drifted.
+      log(`  ${which}: ${PER_ROUND} in ${round(result.seconds)} s, ${round(PER_ROUND / result.seconds)}/s (after the stack settled in ${settled} s)`);
+      rounds.push({ side: which, perSecond: round(PER_ROUND / result.seconds) });
       for (const [k, ms] of Object.entries(cpuMsPerItem)) totals[which].cpuMs[k] = (totals[which].cpuMs[k] ?? 0) + (ms * PER_ROUND) / perSide;
     }
     const perRun = (cpuMs: Record<string, number>) => Object.fromEntries(Object.entries(cpuMs).map(([k, v]) => [k, round(v, 2)]));
@@ -172,6 +176,7 @@ async function measure(s: Awaited<ReturnType<typeof startBenchStack>>) {
       ratio: round(ours / bareRate, 2),
       cpuMsPerRun: perRun(totals.ours.cpuMs),
       baselineCpuMsPerRun: perRun(totals.bare.cpuMs),
+      rounds,
     };
   }
 
