@@ -175,17 +175,19 @@ export async function readMessages(models: Models, runId: string, from: number, 
 
 /**
  * Ends a run whose workflow closed without writing its end (terminated, timed out, gone): `error`, with `reason`
- * as its last entry. Only for a closed workflow (no other writer is left). `known`: the run's entries from the first
- * as this process read them from the workflow (what its reads and streams showed): those the record does not have
- * are written before the reason, so the record says what readers saw. Returns false when the record was already
+ * as its last entry. Only for a closed workflow (no other writer is left). `known`: the run's entries as this process
+ * read them from the workflow (what its reads and streams showed, or what the closed workflow held), the first of them
+ * the run's entry number `knownFrom`: those the record does not have are written before the reason, so the record
+ * says what readers saw (none when the record lacks some before them). Returns false when the record was already
  * closed or is gone.
  */
-export async function closeRun(models: Models, runId: string, reason: string, known: readonly HeldEntry[] = []): Promise<boolean> {
+export async function closeRun(models: Models, runId: string, reason: string, known: readonly HeldEntry[] = [], knownFrom = 0): Promise<boolean> {
   const record = await findRun(models, runId);
   if (!record || isTerminal(record.status)) return false;
   const entry: HeldEntry = { msg: reason, error: reason, lastMessage: { role: 'system', content: reason } };
   const from = entryCount(record);
-  const set = await progressSet(models, runId, { status: 'error', modifiedAt: Date.now(), entries: { from, items: [...known.slice(from), entry] } });
+  const missing = from >= knownFrom ? known.slice(from - knownFrom) : [];
+  const set = await progressSet(models, runId, { status: 'error', modifiedAt: Date.now(), entries: { from, items: [...missing, entry] } });
   // Only while it is still open as read: a run's own end written meanwhile (a call finishing late) stands.
   const open = { _id: runId as never, ...openFilter({ createdAt: record.created_at.getTime() }) };
   const { matchedCount } = await retryWhileBusy(() => models.Run.collection.updateOne(open, { $set: set }));

@@ -1,6 +1,7 @@
 import type { Client } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
-import { closeRun, findRun } from '../store/runs';
+import { closeRun, entryCount, findRun } from '../store/runs';
+import { runQuery } from '../../workflows/run-task';
 import { isTerminal } from '../../workflows/constants';
 import type { HeldEntry } from '../../workflows/types';
 import { describeRunExecution, ranEarlierRecord, type ExecutionFacts } from './run-executions';
@@ -71,18 +72,46 @@ export async function closeAndAnnounce(deps: AnnounceDeps, runId: string, reason
   return true;
 }
 
+/** Pages of a closed workflow's entries read at most (each a replay; a page is up to the query's byte bound). */
+const HELD_QUERY_PAGES = 10;
+
+/**
+ * The entries a closed workflow held from entry `from` on (those its record lacks: a tool call it had not written
+ * when an operator terminated it), by querying it: Temporal replays a closed workflow on a worker to answer. None
+ * when no worker answers within `timeoutMs` (DEPENDENCY_TIMEOUT_MS, for each page) or the replay fails: the run then
+ * ends with what its record has.
+ */
+async function heldEntries(client: Client, runId: string, execution: string | undefined, from: number, timeoutMs: number): Promise<{ from: number; entries: HeldEntry[] }> {
+  const entries: HeldEntry[] = [];
+  try {
+    const handle = client.workflow.getHandle(runId, execution);
+    for (let page = 0; page < HELD_QUERY_PAGES; page++) {
+      const at = from + entries.length;
+      const snapshot = await client.withDeadline(Date.now() + timeoutMs, () => handle.query(runQuery, { from: at }));
+      // The workflow holds what it has not written, so it starts where the record ends; anything else is not placed.
+      if (snapshot.from !== at) break;
+      entries.push(...snapshot.entries);
+      if (snapshot.entries.length === 0 || at + snapshot.entries.length >= snapshot.total) break;
+    }
+  } catch {
+    // no worker answered, or the replay failed: what was read so far (possibly nothing) is kept
+  }
+  return { from, entries };
+}
+
 /**
  * Ends the record of a run whose workflow closed with `status` without writing its end, and announces the close.
  * Returns whether the record was changed (false when it was closed already, or the workflow ran an earlier run of the same name, deleted since (run-executions.ts), or the
  * name's latest execution is running: a later one than the closed workflow). `execution`: what a visibility listing
  * or a `describe` said of it; without it, the workflow is described (this path is rare: only workflows that did not
- * complete).
+ * complete). `known`: the run's entries as this process read them; without them, the closed workflow is asked what it
+ * held (heldEntries), so the record keeps what any reader of the live run may have seen.
  */
 export async function closeFromWorkflow(
   deps: AnnounceDeps,
   runId: string,
   status: ClosedStatus,
-  execution?: ExecutionFacts & { running?: boolean },
+  execution?: ExecutionFacts & { running?: boolean; runId?: string },
   known?: readonly HeldEntry[],
 ): Promise<boolean> {
   // A workflow that completed wrote its end first; its record open now is a late write of a step the workflow had
@@ -94,7 +123,9 @@ export async function closeFromWorkflow(
   const ran = execution ?? (await describeRunExecution(deps.temporal, runId).catch(() => null));
   if (ran?.running || (ran && ranEarlierRecord(record, ran))) return false;
   const reason = await endingReason(deps.temporal, runId, status);
-  if (!(await closeRun(deps.models, runId, reason, known))) return false;
+  // Without what this process read of it, the closed workflow says what it held (a tool call it had not written).
+  const held = known ? { from: 0, entries: known } : await heldEntries(deps.temporal, runId, ran?.runId, entryCount(record), deps.config.DEPENDENCY_TIMEOUT_MS);
+  if (!(await closeRun(deps.models, runId, reason, held.entries, held.from))) return false;
   deps.logger.warn({ run: runId, status, reason }, 'run ended by its workflow closing without its final record');
   await announceRunClosed(deps, runId);
   return true;

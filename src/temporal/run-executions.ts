@@ -22,10 +22,10 @@ export function ranEarlierRecord(record: Pick<RunRecord, 'created_at'>, executio
  * The latest execution under the run's workflow id as `describe` tells it, or null when Temporal has none (never
  * started, deleted, or past its retention). Throws when Temporal does not answer.
  */
-export async function describeRunExecution(client: Client, workflowId: string): Promise<(ExecutionFacts & { running: boolean }) | null> {
+export async function describeRunExecution(client: Client, workflowId: string): Promise<(ExecutionFacts & { running: boolean; runId: string }) | null> {
   try {
     const description = await client.workflow.getHandle(workflowId).describe();
-    return { memo: description.memo, closeTime: description.closeTime, running: description.status.name === 'RUNNING' };
+    return { memo: description.memo, closeTime: description.closeTime, running: description.status.name === 'RUNNING', runId: description.runId };
   } catch (err) {
     if (err instanceof WorkflowNotFoundError) return null;
     throw err;

@@ -19,7 +19,7 @@ export type AnnounceDeps = {
   models: Models;
   temporal: Client;
   logger: Logger;
-  config: Pick<Config, 'TEMPORAL_TASK_QUEUE' | 'WEBHOOK_RETRY_HOURS' | 'WEBHOOK_RETRY_INITIAL_MS'>;
+  config: Pick<Config, 'TEMPORAL_TASK_QUEUE' | 'WEBHOOK_RETRY_HOURS' | 'WEBHOOK_RETRY_INITIAL_MS' | 'DEPENDENCY_TIMEOUT_MS'>;
 };
 
 /**
