@@ -1,6 +1,7 @@
 import crypto from 'node:crypto';
 import { expect } from 'chai';
-import { getStack } from '../helpers/stack';
+import type { WorkflowHandle } from '@temporalio/client';
+import { getStack, type RunningWorker } from '../helpers/stack';
 import { api as apiFor, signedIn, startApi } from '../helpers/api';
 import { createTask, postSigned, signedUrl, until, waitForRun } from '../helpers/runs';
 import { Types } from 'mongoose';
@@ -65,66 +66,60 @@ describe('runs: every run ends', () => {
     }
   });
 
-  it('keeps, when the reconciler ends a terminated run no one read, the entries its workflow held but had not written', async function () {
-    this.timeout(60_000);
+  /**
+   * A run on a queue of its own (its own worker, with `workerEnv`, and API) whose workflow holds a tool call it has not
+   * written: a tool that runs until the servlet's time limit. Asked of the workflow, not through the API, so no process
+   * of the API reads the run and none holds its entries. `body` gets the run's workflow and its worker.
+   */
+  async function withHeldToolCall(task: string, workerEnv: Record<string, string>, body: (run: { id: string; handle: WorkflowHandle; worker: RunningWorker }) => Promise<void>) {
     const { sessionId, username } = await signedIn();
     const stack = getStack();
-    const queue = `reconcile-${crypto.randomBytes(4).toString('hex')}`;
-    const worker = await stack.startWorker({ TEMPORAL_TASK_QUEUE: queue, RECONCILE_INTERVAL_MS: '1000' });
+    const queue = `${task}-${crypto.randomBytes(4).toString('hex')}`;
+    const worker = await stack.startWorker({ TEMPORAL_TASK_QUEUE: queue, ...workerEnv });
     const server = await startApi({ TEMPORAL_TASK_QUEUE: queue });
     try {
       const api = apiFor(sessionId, server.url);
       await installServlet(api, username, 'infinite-loop', 'loop');
-      await createTask(api, 'default', 'held');
-      // A tool that runs until the servlet's time limit: its call's entry is the workflow's alone until the turn ends.
+      await createTask(api, 'default', task);
       stack.fake.script([openaiToolCall([{ name: 'loop__spin', arguments: {} }]), { hang: true }]);
-      await postSigned(await signedUrl(api, 'default', 'held'), { text: 'x' }, { 'run-id': 'h1' });
-      const id = runWorkflowId({ owner: username, profile: 'default', task: 'held', run: 'h1' });
+      await postSigned(await signedUrl(api, 'default', task), { text: 'x' }, { 'run-id': 'r1' });
+      const id = runWorkflowId({ owner: username, profile: 'default', task, run: 'r1' });
       const handle = stack.temporal.workflow.getHandle(id);
-      // Asked of the workflow, not through the API: no process of the API reads this run, so none holds its entries.
       await until('the workflow to hold the tool call', async () => (await handle.query(runQuery, { from: 0 })).entries.some((e) => e.msg === 'tool call: loop__spin'));
       const before = (await recordOf(id))!;
       expect(before.results.map((e) => e.msg), 'the record lacks the tool call').to.not.include('tool call: loop__spin');
+      await body({ id, handle, worker });
+    } finally {
+      await server.close();
+      await worker.stop();
+    }
+  }
+
+  it('keeps, when the reconciler ends a terminated run no one read, the entries its workflow held but had not written', async function () {
+    this.timeout(60_000);
+    await withHeldToolCall('held', { RECONCILE_INTERVAL_MS: '1000' }, async ({ id, handle }) => {
       await handle.terminate('stopped by the operator');
       const ended = await until('the reconciler', async () => {
         const record = await recordOf(id);
         return record?.status === 'error' && record;
       });
       expect(ended.results.map((e) => e.msg)).to.deep.equal(['run started', 'tools offered: loop__spin, loop__ping', 'prompt', 'tool call: loop__spin', 'terminated: stopped by the operator']);
-    } finally {
-      await server.close();
-      await worker.stop();
-    }
+    });
   });
 
   it('ends a terminated run with its record\'s entries when no worker can say what its workflow held', async function () {
     this.timeout(60_000);
-    const { sessionId, username } = await signedIn();
-    const stack = getStack();
-    const queue = `unheard-${crypto.randomBytes(4).toString('hex')}`;
-    const worker = await stack.startWorker({ TEMPORAL_TASK_QUEUE: queue, SERVLET_CALL_TIMEOUT_MS: '2000' });
-    const server = await startApi({ TEMPORAL_TASK_QUEUE: queue });
-    try {
-      const api = apiFor(sessionId, server.url);
-      await installServlet(api, username, 'infinite-loop', 'loop');
-      await createTask(api, 'default', 'unheard');
-      stack.fake.script([openaiToolCall([{ name: 'loop__spin', arguments: {} }]), { hang: true }]);
-      await postSigned(await signedUrl(api, 'default', 'unheard'), { text: 'x' }, { 'run-id': 'n1' });
-      const id = runWorkflowId({ owner: username, profile: 'default', task: 'unheard', run: 'n1' });
-      const handle = stack.temporal.workflow.getHandle(id);
-      await until('the workflow to hold the tool call', async () => (await handle.query(runQuery, { from: 0 })).entries.some((e) => e.msg === 'tool call: loop__spin'));
+    await withHeldToolCall('unheard', { SERVLET_CALL_TIMEOUT_MS: '2000' }, async ({ id, handle, worker }) => {
       await handle.terminate('stopped by the operator');
       // No worker polls the run's queue now: the closed workflow cannot be replayed to answer.
       await worker.stop();
+      const stack = getStack();
       const deps = { models: stack.db.models, temporal: stack.temporal, logger: stack.logger, config: stack.config };
       expect(await closeFromWorkflow(deps, id, 'TERMINATED'), 'as the reconciler ends it').to.equal(true);
       const ended = (await recordOf(id))!;
       expect(ended.status).to.equal('error');
       expect(ended.results.map((e) => e.msg)).to.deep.equal(['run started', 'tools offered: loop__spin, loop__ping', 'prompt', 'terminated: stopped by the operator']);
-    } finally {
-      await server.close();
-      await worker.stop();
-    }
+    });
   });
 
   it('ends a run whose workflow history was deleted in error, saying so', async () => {
