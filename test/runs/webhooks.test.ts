@@ -1,7 +1,9 @@
 import crypto from 'node:crypto';
 import http from 'node:http';
+import net from 'node:net';
 import { Types } from 'mongoose';
 import type { AddressInfo } from 'node:net';
+import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { expect } from 'chai';
 import { Webhook } from 'standardwebhooks';
@@ -9,11 +11,14 @@ import { checkUrl } from '../../activities/servlets/address-guard';
 import { parseNetworkPolicy } from '../../activities/servlets/network-policy';
 import { createWebhookDeliveryActivities, webhookPolicy } from '../../activities/webhook-delivery';
 import { rotateSecrets } from '../../src/store/key-rotation';
-import { findRun, runWorkflowId } from '../../src/store/runs';
+import { claimLiveRun } from '../../src/store/live-runs';
+import { closeRun, findRun, insertRun, runWorkflowId } from '../../src/store/runs';
+import { findTask } from '../../src/store/tasks';
+import { deadlineInterceptor } from '../../src/temporal/client';
 import { open, type SealedSecret } from '../../src/store/secrets';
 import { DELIVERIES_KEPT, listDeliveries, recordDeliveryAttempt } from '../../src/store/webhooks';
 import { reconcileScheduleId } from '../../src/temporal/ids';
-import { startWebhookDelivery, webhookDeliveryWorkflowId } from '../../src/temporal/webhook-start';
+import { announceRunClosed, retryDeferredAnnouncements, startWebhookDelivery, webhookDeliveryWorkflowId } from '../../src/temporal/webhook-start';
 import { workflowBundle } from '../../src/temporal/worker';
 import { api as apiFor, signedIn, startApi, type Api } from '../helpers/api';
 import { providerError } from '../helpers/fake-provider';
@@ -226,6 +231,46 @@ describe('runs: completion webhooks', function () {
     const viaA = await api.get('/api/profiles/~/default/tasks/hooked/webhook/deliveries');
     expect(viaA.body.deliveries).to.deep.equal(listed);
     expect((await api.get('/api/tasks/~/default/nobody/webhook/deliveries')).status).to.equal(404);
+  });
+
+  it('notes a close it could not announce while Temporal is down, and the reconciler\'s pass then starts its delivery', async () => {
+    const { api, username } = await user();
+    const { db, logger, config, temporal } = getStack();
+    expect((await api.put('/api/tasks/~/default/unannounced', task({ url: receiver.url }))).status).to.equal(201);
+    const taskDoc = (await findTask(db.models, { owner: username, profile: 'default', name: 'unannounced' }))!;
+    // A run closed from outside its workflow (as a read or the reconciler closes one), holding a live-run place.
+    const identity = { owner: username, profile: 'default', task: 'unannounced', run: 'u1' };
+    const runId = runWorkflowId(identity);
+    const claim = await claimLiveRun(db.models, { runId, owner: username, limit: 10, staleMs: 3_600_000 });
+    if (claim === 'refused') throw new Error('no live-run place');
+    await insertRun(db.models, { identity, taskId: taskDoc._id, taskVersion: taskDoc.version, runner: 'openai', payload: {}, at: new Date(), liveSlot: claim.slot });
+    expect(await closeRun(db.models, runId, 'ended from outside')).to.equal(true);
+
+    // Temporal does not answer: nothing listens at its address.
+    const port = await new Promise<number>((resolve) => {
+      const probe = net.createServer().listen(0, '127.0.0.1', () => {
+        const { port: free } = probe.address() as AddressInfo;
+        probe.close(() => resolve(free));
+      });
+    });
+    const down = new Client({ connection: Connection.lazy({ address: `127.0.0.1:${port}`, interceptors: [deadlineInterceptor(500)] }) });
+    const deps = { models: db.models, logger, config: { ...config, TEMPORAL_TASK_QUEUE: queue } };
+    const notes = db.conn.db!.collection<{ _id: string }>('deferred_announcements');
+    try {
+      expect(await announceRunClosed({ ...deps, temporal: down }, runId), 'noted for the reconciler').to.equal(true);
+    } finally {
+      await down.connection.close();
+    }
+    expect(await notes.findOne({ _id: runId }), 'the note').to.not.equal(null);
+    expect(await db.models.LiveRun.collection.findOne({ run: runId }), 'its place, given back before the delivery failed').to.equal(null);
+    expect(receiver.received).to.have.length(0);
+
+    // The reconciler's pass (its schedule on this queue may have run it first: the same function).
+    await retryDeferredAnnouncements({ ...deps, temporal }, 100);
+    expect(await notes.findOne({ _id: runId }), 'the note, once announced').to.equal(null);
+    await until('the delivery', () => receiver.received.length >= 1);
+    const run = await waitForRun(api, `http://x/api/runs/~/default/unannounced/u1`);
+    expect(JSON.parse(receiver.received[0]!.body)).to.deep.equal({ type: 'run.closed', task: `${username}/default/unannounced`, run });
   });
 
   it('signs with the new secret once a save rotates it, and never shows a secret the client gave', async () => {
