@@ -112,6 +112,7 @@ export function createRunActivities(deps: ActivityDeps) {
         return landedBefore(run, progress);
       }
       if (progress.messages) await contents.saved(run, progress.messages.from, progress.messages.items);
+      if (end) contents.forget(run);
       // Retried (a local activity) while the close can be neither announced nor noted for the reconciler.
       if (end && !(await announceRunClosed(closed, run.id, typeof written === 'object' ? written : undefined))) throw new Error('the store did not answer: the run\'s close could not be announced');
       return true;
@@ -229,6 +230,7 @@ export function createRunActivities(deps: ActivityDeps) {
     }
     // Neither announced nor noted for the reconciler (the store stopped answering): the workflow records the end
     // itself, and its write, finding the record closed, announces it (retried until it can).
+    contents.forget(input.run);
     if (!(await announceRunClosed(closed, input.run.id, written))) return turn;
     return { ...turn, finishedAt };
   }

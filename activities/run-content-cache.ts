@@ -10,6 +10,12 @@ import type { CallToolResult, Message, RunRef, Text, Turn } from '../workflows/t
  * record write that saved them, on this worker, adds them here). Texts are immutable once stored, so a copy is never
  * stale. Bounded in bytes; what falls out is read again from the store.
  */
+/** Conversations kept at most, whatever their size: a worker's runs in flight, and then some. */
+const MAX_CONVERSATIONS = 20_000;
+/** What a cached conversation costs beyond its texts (its entry, arrays and key), and each turn's object, in bytes. */
+const CONVERSATION_BYTES = 400;
+const TURN_BYTES = 150;
+
 export function createRunContentCache(models: Models, maxBytes: number) {
   const texts = createTextCache(models, Math.floor(maxBytes / 2));
   interface Conversation {
@@ -17,8 +23,10 @@ export function createRunContentCache(models: Models, maxBytes: number) {
     chars: number;
   }
   const conversations = new LRUCache<string, Conversation>({
+    max: MAX_CONVERSATIONS,
     maxSize: Math.max(1, Math.floor(maxBytes / 2)),
-    sizeCalculation: (value) => Math.max(1, value.chars),
+    // What a copy holds beyond its texts counts too: a one-line prompt's conversation is mostly objects and its key.
+    sizeCalculation: (value, key) => CONVERSATION_BYTES + key.length * 2 + value.turns.length * TURN_BYTES + value.chars,
   });
   const keyOf = (run: RunRef) => `${run.id}@${run.createdAt}`;
 
@@ -66,6 +74,10 @@ export function createRunContentCache(models: Models, maxBytes: number) {
         conversations.set(key, cached);
       }
       return cached.turns.slice(0, count);
+    },
+    /** The run has ended: its conversation is not asked for again (by this worker; another's copy ages out). */
+    forget(run: RunRef): void {
+      conversations.delete(keyOf(run));
     },
     /** Messages written at `from`: added when the cache holds the conversation up to there (else read when needed). */
     async saved(run: RunRef, from: number, messages: Message[]): Promise<void> {
