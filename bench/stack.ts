@@ -5,7 +5,6 @@ import os from 'node:os';
 import path from 'node:path';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { NativeConnection, Worker } from '@temporalio/worker';
-import { SERVICE_PROCESS_ENV } from '../src/cli/dev-processes';
 import { SEARCH_ATTRIBUTES } from '../src/temporal/search-attributes';
 import { testEnv } from '../test/helpers/env';
 import { startFerretDb } from '../test/helpers/ferretdb';
@@ -62,8 +61,6 @@ export async function startBenchStack(options: { profileDir?: string; heapSnapsh
   });
   const port = await freePort();
   const env: Record<string, string> = {
-    // As `npm run dev` and the start scripts run them (MALLOC_ARENA_MAX), unless this process's environment sets it.
-    ...Object.fromEntries(Object.entries(SERVICE_PROCESS_ENV).map(([k, v]) => [k, process.env[k] ?? v])),
     NODE_ENV: 'production',
     LOG_LEVEL: 'warn',
     PORT: String(port),

@@ -75,15 +75,6 @@ export const portOpen = (port: number) =>
  * checkpoints rather than at every commit: like MongoDB's default journal (flushed every 100 ms), a power loss may
  * take the last moments' writes, never the database. It halves a write's latency here.
  */
-/**
- * The environment the API and worker processes are started with (by `npm run dev`, the `start:*` scripts and the
- * bench) unless the caller's sets it. `MALLOC_ARENA_MAX=2`: glibc gives each thread that allocates an arena of its own
- * and does not give their freed pages back, so a worker's RSS (its threads: workflows, templates, servlets, Temporal's
- * core) kept growing with the runs it had served while its V8 heap stayed flat: from 1,000 to 20,000 runs, +21 % and
- * +33 % in two bench runs, +9 % with two arenas.
- */
-export const SERVICE_PROCESS_ENV: Readonly<Record<string, string>> = { MALLOC_ARENA_MAX: '2' };
-
 export const ferretDbArgs = (options: { dir: string; port: number; logLevel?: 'warn' | 'error' }): string[] => [
   '--handler=sqlite',
   `--sqlite-url=file:${options.dir}/?_txlock=immediate&_pragma=synchronous(normal)`,

@@ -13,7 +13,7 @@ import { ConfigError, loadConfig, loadConfigSubset, loadDevConfig, type DevConfi
 import { connectDb } from '../store/connect';
 import { createSession } from '../store/sessions';
 import { searchAttributeFlags } from '../temporal/search-attributes';
-import { assertPortFree, ferretDbArgs, portOpen, ProcessGroup, SERVICE_PROCESS_ENV, waitFor } from './dev-processes';
+import { assertPortFree, ferretDbArgs, portOpen, ProcessGroup, waitFor } from './dev-processes';
 import { DEV_STACK_FILE, removeDevStack, resolveDataDir, writeDevStack } from './dev-stack-file';
 
 const root = path.resolve(__dirname, '../..');
@@ -113,7 +113,7 @@ async function main() {
       await waitFor(() => portOpen(dev.DEV_MONGO_PORT), 'FerretDB', 30_000);
     }
 
-    const env = { ...SERVICE_PROCESS_ENV, ...process.env, ...secrets, MONGO_URL: mongoUrl, TEMPORAL_ADDRESS: temporalAddress, PORT: String(dev.PORT) };
+    const env = { ...process.env, ...secrets, MONGO_URL: mongoUrl, TEMPORAL_ADDRESS: temporalAddress, PORT: String(dev.PORT) };
     const config = loadConfig(env);
     await assertPortFree(config.PORT, 'API', 'set PORT');
     // `node --import tsx`: one process per child, so stopping it stops it (the tsx wrapper would fork another).
