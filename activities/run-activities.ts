@@ -111,8 +111,9 @@ export function createRunActivities(deps: ActivityDeps) {
         // This very write, landed before (an attempt whose answer was lost, a replay): written, not closed elsewhere.
         return landedBefore(run, progress);
       }
-      if (progress.messages) await contents.saved(run, progress.messages.from, progress.messages.items);
+      // An ended run's conversation is not read again: its copy goes, rather than growing by the last messages.
       if (end) contents.forget(run);
+      else if (progress.messages) await contents.saved(run, progress.messages.from, progress.messages.items);
       // Retried (a local activity) while the close can be neither announced nor noted for the reconciler.
       if (end && !(await announceRunClosed(closed, run.id, typeof written === 'object' ? written : undefined))) throw new Error('the store did not answer: the run\'s close could not be announced');
       return true;
@@ -228,9 +229,9 @@ export function createRunActivities(deps: ActivityDeps) {
       deps.logger.warn({ run: input.run.id, err }, 'could not record the run\'s end with its final answer; the workflow records it');
       return turn;
     }
+    contents.forget(input.run);
     // Neither announced nor noted for the reconciler (the store stopped answering): the workflow records the end
     // itself, and its write, finding the record closed, announces it (retried until it can).
-    contents.forget(input.run);
     if (!(await announceRunClosed(closed, input.run.id, written))) return turn;
     return { ...turn, finishedAt };
   }

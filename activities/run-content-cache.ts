@@ -4,18 +4,18 @@ import { readMessages } from '../src/store/runs';
 import { createTextCache } from '../src/store/text-cache';
 import type { CallToolResult, Message, RunRef, Text, Turn } from '../workflows/types';
 
-/**
- * The worker's copies of run contents, so that a turn costs the same on turn 50 as on turn 1: a model call is given
- * only the number of messages, and reads from the store just those this worker has not seen (usually none: the
- * record write that saved them, on this worker, adds them here). Texts are immutable once stored, so a copy is never
- * stale. Bounded in bytes; what falls out is read again from the store.
- */
 /** Conversations kept at most, whatever their size: a worker's runs in flight, and then some. */
 const MAX_CONVERSATIONS = 20_000;
 /** What a cached conversation costs beyond its texts (its entry, arrays and key), and each turn's object, in bytes. */
 const CONVERSATION_BYTES = 400;
 const TURN_BYTES = 150;
 
+/**
+ * The worker's copies of run contents, so that a turn costs the same on turn 50 as on turn 1: a model call is given
+ * only the number of messages, and reads from the store just those this worker has not seen (usually none: the
+ * record write that saved them, on this worker, adds them here). Texts are immutable once stored, so a copy is never
+ * stale. Bounded in bytes; what falls out is read again from the store.
+ */
 export function createRunContentCache(models: Models, maxBytes: number) {
   const texts = createTextCache(models, Math.floor(maxBytes / 2));
   interface Conversation {
