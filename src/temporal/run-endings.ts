@@ -78,16 +78,18 @@ const HELD_QUERY_PAGES = 10;
 /**
  * The entries a closed workflow held from entry `from` on (those its record lacks: a tool call it had not written
  * when an operator terminated it), by querying it: Temporal replays a closed workflow on a worker to answer. None
- * when no worker answers within `timeoutMs` (DEPENDENCY_TIMEOUT_MS, for each page) or the replay fails: the run then
- * ends with what its record has.
+ * when no worker answers within `timeoutMs` (DEPENDENCY_TIMEOUT_MS, for all pages together) or the replay fails: the
+ * run then ends with what its record has (and the pages read, if any).
  */
 async function heldEntries(client: Client, runId: string, execution: string | undefined, from: number, timeoutMs: number): Promise<{ from: number; entries: HeldEntry[] }> {
   const entries: HeldEntry[] = [];
+  // One deadline for every page: a slow replay adds no wait to the caller's (a cancel's answer, a reconciler's pass).
+  const deadline = Date.now() + timeoutMs;
   try {
     const handle = client.workflow.getHandle(runId, execution);
     for (let page = 0; page < HELD_QUERY_PAGES; page++) {
       const at = from + entries.length;
-      const snapshot = await client.withDeadline(Date.now() + timeoutMs, () => handle.query(runQuery, { from: at }));
+      const snapshot = await client.withDeadline(deadline, () => handle.query(runQuery, { from: at }));
       // The workflow holds what it has not written, so it starts where the record ends; anything else is not placed.
       if (snapshot.from !== at) break;
       entries.push(...snapshot.entries);
