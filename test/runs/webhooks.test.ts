@@ -1,6 +1,5 @@
 import crypto from 'node:crypto';
 import http from 'node:http';
-import net from 'node:net';
 import { Types } from 'mongoose';
 import type { AddressInfo } from 'node:net';
 import { Client, Connection } from '@temporalio/client';
@@ -23,6 +22,7 @@ import { workflowBundle } from '../../src/temporal/worker';
 import { api as apiFor, signedIn, startApi, type Api } from '../helpers/api';
 import { providerError } from '../helpers/fake-provider';
 import { historyText, postSigned, signedUrl, until, waitForRun } from '../helpers/runs';
+import { freePort } from '../helpers/net';
 import { getStack, type RunningWorker } from '../helpers/stack';
 
 /**
@@ -247,13 +247,7 @@ describe('runs: completion webhooks', function () {
     expect(await closeRun(db.models, runId, 'ended from outside')).to.equal(true);
 
     // Temporal does not answer: nothing listens at its address.
-    const port = await new Promise<number>((resolve) => {
-      const probe = net.createServer().listen(0, '127.0.0.1', () => {
-        const { port: free } = probe.address() as AddressInfo;
-        probe.close(() => resolve(free));
-      });
-    });
-    const down = new Client({ connection: Connection.lazy({ address: `127.0.0.1:${port}`, interceptors: [deadlineInterceptor(500)] }) });
+    const down = new Client({ connection: Connection.lazy({ address: `127.0.0.1:${await freePort()}`, interceptors: [deadlineInterceptor(500)] }) });
     const deps = { models: db.models, logger, config: { ...config, TEMPORAL_TASK_QUEUE: queue } };
     const notes = db.conn.db!.collection<{ _id: string }>('deferred_announcements');
     try {
