@@ -2,7 +2,7 @@ import crypto from 'node:crypto';
 import { expect } from 'chai';
 import type { WorkflowHandle } from '@temporalio/client';
 import { getStack, type RunningWorker } from '../helpers/stack';
-import { api as apiFor, signedIn, startApi } from '../helpers/api';
+import { api as apiFor, signedIn, startApi, type Api } from '../helpers/api';
 import { createTask, postSigned, signedUrl, until, waitForRun } from '../helpers/runs';
 import { Types } from 'mongoose';
 import { closeRun, insertRun, recordOpenEnd, recordOpenProgress, runWorkflowId } from '../../src/store/runs';
@@ -69,9 +69,13 @@ describe('runs: every run ends', () => {
   /**
    * A run on a queue of its own (its own worker, with `workerEnv`, and API) whose workflow holds a tool call it has not
    * written: a tool that runs until the servlet's time limit. Asked of the workflow, not through the API, so no process
-   * of the API reads the run and none holds its entries. `body` gets the run's workflow and its worker.
+   * of the API reads the run and none holds its entries. `body` gets the run's workflow, its worker, its API and path.
    */
-  async function withHeldToolCall(task: string, workerEnv: Record<string, string>, body: (run: { id: string; handle: WorkflowHandle; worker: RunningWorker }) => Promise<void>) {
+  async function withHeldToolCall(
+    task: string,
+    workerEnv: Record<string, string>,
+    body: (run: { id: string; handle: WorkflowHandle; worker: RunningWorker; api: Api; path: string }) => Promise<void>,
+  ) {
     const { sessionId, username } = await signedIn();
     const stack = getStack();
     const queue = `${task}-${crypto.randomBytes(4).toString('hex')}`;
@@ -82,13 +86,13 @@ describe('runs: every run ends', () => {
       await installServlet(api, username, 'infinite-loop', 'loop');
       await createTask(api, 'default', task);
       stack.fake.script([openaiToolCall([{ name: 'loop__spin', arguments: {} }]), { hang: true }]);
-      await postSigned(await signedUrl(api, 'default', task), { text: 'x' }, { 'run-id': 'r1' });
+      const trigger = await postSigned(await signedUrl(api, 'default', task), { text: 'x' }, { 'run-id': 'r1' });
       const id = runWorkflowId({ owner: username, profile: 'default', task, run: 'r1' });
       const handle = stack.temporal.workflow.getHandle(id);
       await until('the workflow to hold the tool call', async () => (await handle.query(runQuery, { from: 0 })).entries.some((e) => e.msg === 'tool call: loop__spin'));
       const before = (await recordOf(id))!;
       expect(before.results.map((e) => e.msg), 'the record lacks the tool call').to.not.include('tool call: loop__spin');
-      await body({ id, handle, worker });
+      await body({ id, handle, worker, api, path: new URL(trigger.body.url).pathname });
     } finally {
       await server.close();
       await worker.stop();
@@ -103,6 +107,20 @@ describe('runs: every run ends', () => {
         const record = await recordOf(id);
         return record?.status === 'error' && record;
       });
+      expect(ended.results.map((e) => e.msg)).to.deep.equal(['run started', 'tools offered: loop__spin, loop__ping', 'prompt', 'tool call: loop__spin', 'terminated: stopped by the operator']);
+    });
+  });
+
+  it('keeps, when a cancel finds the run\'s workflow terminated, the entries it held, and answers 409', async function () {
+    this.timeout(60_000);
+    // No reconciler pass within the test: the cancel is what ends the run.
+    await withHeldToolCall('cut', { RECONCILE_INTERVAL_MS: '3600000' }, async ({ id, handle, api, path }) => {
+      await handle.terminate('stopped by the operator');
+      const res = await api.post(`${path}/cancel`);
+      expect(res.status, res.text).to.equal(409);
+      expect(res.body.error.code).to.equal('run_closed');
+      const ended = (await recordOf(id))!;
+      expect(ended.status).to.equal('error');
       expect(ended.results.map((e) => e.msg)).to.deep.equal(['run started', 'tools offered: loop__spin, loop__ping', 'prompt', 'tool call: loop__spin', 'terminated: stopped by the operator']);
     });
   });
