@@ -9,6 +9,7 @@ import { addModelCall, finalEntry, isTerminal } from '../workflows/constants';
 import { isTemplateFailure, runFailure } from '../workflows/failures';
 import type { FirstModelCall, FirstModelCallInput, ModelCallInput, ModelTurn, RunRef, StartedRun, Text, ToolOutcome, ToolSpec } from '../workflows/types';
 import type { ActivityDeps } from './deps';
+import { linkedAbort } from './linked-abort';
 import { createPrepare, type PrepareInput } from './prepare-run';
 import { callAnthropic } from './providers/anthropic';
 import { callOpenAI } from './providers/openai';
@@ -61,7 +62,14 @@ export function createRunActivities(deps: ActivityDeps) {
     const abort = new AbortController();
     let calls = inFlight.get(run.id);
     if (!calls) inFlight.set(run.id, (calls = new Set()));
-    const done = heartbeating((cancelled) => work(AbortSignal.any([cancelled, abort.signal])));
+    const done = heartbeating(async (cancelled) => {
+      const call = linkedAbort([cancelled, abort.signal]);
+      try {
+        return await work(call.signal);
+      } finally {
+        call.release();
+      }
+    });
     const call = { abort, done };
     calls.add(call);
     try {

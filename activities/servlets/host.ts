@@ -4,6 +4,7 @@ import type { Config } from '../../src/config';
 import type { Logger } from '../../src/logger';
 import { rejectionText, ServletError } from './errors';
 import { createGuardedFetch } from './guarded-fetch';
+import { linkedAbort } from '../linked-abort';
 import { compileServlet, memoryPages } from './module';
 import type { NetworkPolicy } from './network-policy';
 import { decodeOutput, type DescribeResult } from './results';
@@ -169,9 +170,12 @@ export class ServletInstance {
         return new Response("servlet network request failed: no time left in the servlet's call", { status: 504 });
       }
       this.#inflight++;
+      // The guarded fetch reads the whole body before it answers, so the request is over when it returns.
+      const request = linkedAbort([this.#abort.signal], remaining);
       try {
-        return await guarded(input, { ...init, signal: AbortSignal.any([this.#abort.signal, AbortSignal.timeout(remaining)]) });
+        return await guarded(input, { ...init, signal: request.signal });
       } finally {
+        request.release();
         this.#inflight--;
       }
     }) as typeof fetch;
