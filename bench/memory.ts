@@ -8,6 +8,12 @@
  * Not a snapshot of the measured API at the first point: writing one leaves the process's RSS up by about twice the
  * snapshot's size (V8 builds it with malloc, and glibc keeps the freed pages until a `malloc_trim`, which Node never
  * calls; measured: 167 → 331 MB for a 44 MB snapshot), which would swamp the growth measured after it.
+ *
+ * Each reading is the lowest RSS of a minute's samples, once a second, with the stack idle: what a process holds, not
+ * the garbage its last runs left. Right after a load, RSS sits wherever each isolate's garbage collection stands (the
+ * worker has one per thread): measured with `--trace-gc`, its main thread's heap held 258 MB with 102 MB live, and V8's
+ * memory reducer gave the rest back 20 to 50 s into the idle minute (worker RSS 470 → 342 MB, API 174 → 144 MB). The
+ * first sample, 2 s after the runs (the reading before), is kept beside it: a leak raises both.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -26,6 +32,9 @@ const TOP_CLASSES = 15;
 const SECOND_API_RUNS = MEMORY_POINTS[0];
 /** Time for the stack to settle (the runs' last writes, timers) before a reading. */
 const SETTLE_MS = 2000;
+/** A reading's samples, one a second from `SETTLE_MS` on: the memory reducer's first pass comes within it. */
+const WINDOW_SAMPLES = 60;
+const SAMPLE_EVERY_MS = 1000;
 
 /** One process, in MB: RSS and its anonymous and file-backed parts (/proc), its main thread's V8 heap (/metrics). */
 export interface ProcessMemory {
@@ -38,10 +47,13 @@ export interface ProcessMemory {
   threads: number;
 }
 
+/** A reading: each process's sample of lowest RSS in the idle minute, and its RSS at the minute's start. */
 export interface MemoryPoint {
   runs: number;
   api: ProcessMemory;
   worker: ProcessMemory;
+  /** RSS in MB 2 s after the runs (the first sample), before any idle-time collection. */
+  rssAtFirstSample: Rss;
 }
 
 type Rss = { api: number; worker: number };
@@ -55,6 +67,8 @@ export interface MemoryFigures {
   after20000: Rss;
   /** RSS growth from the first point to the last (20,000 runs), as a fraction; the target is at most 0.2. */
   growth: Rss;
+  /** The same growth from the first samples (2 s after the runs, what the bench read before 2026-11-27). */
+  growthAtFirstSample: Rss;
   /** Growth from the first point to 5,000 runs (what `growth` measured before). */
   growthTo5000: Rss;
   verdict: { api: string; worker: string };
@@ -90,13 +104,22 @@ export function memoryBench({ stack, runs, run, log }: MemoryBenchDeps) {
   const read = async (): Promise<MemoryPoint> => {
     await sleep(SETTLE_MS);
     const done = runs();
-    const [api, worker] = await Promise.all([processMemory(stack.apiPid, `${stack.apiUrl}/metrics`), processMemory(stack.workerPid, stack.workerMetricsUrl)]);
-    return { runs: done, api, worker };
+    const api: ProcessMemory[] = [];
+    const worker: ProcessMemory[] = [];
+    for (let i = 0; i < WINDOW_SAMPLES; i++) {
+      if (i > 0) await sleep(SAMPLE_EVERY_MS);
+      const [a, w] = await Promise.all([processMemory(stack.apiPid, `${stack.apiUrl}/metrics`), processMemory(stack.workerPid, stack.workerMetricsUrl)]);
+      api.push(a);
+      worker.push(w);
+    }
+    const lowest = (samples: ProcessMemory[]) => samples.reduce((low, s) => (s.rssMb < low.rssMb ? s : low));
+    return { runs: done, api: lowest(api), worker: lowest(worker), rssAtFirstSample: { api: api[0]!.rssMb, worker: worker[0]!.rssMb } };
   };
   const takePoint = async () => {
     const point = await read();
     points.push(point);
-    log(`  after ${point.runs} runs: RSS API ${round(point.api.rssMb)} MB (heap ${round(point.api.heapUsedMb)}), worker ${round(point.worker.rssMb)} MB`);
+    const { api, worker, rssAtFirstSample: first } = point;
+    log(`  after ${point.runs} runs: RSS API ${round(api.rssMb)} MB (${round(first.api)} at first; heap ${round(api.heapUsedMb)}), worker ${round(worker.rssMb)} MB (${round(first.worker)} at first)`);
   };
 
   return {
@@ -121,6 +144,7 @@ export function memoryBench({ stack, runs, run, log }: MemoryBenchDeps) {
       const [at1000, at5000, at20000] = points as [MemoryPoint, MemoryPoint, MemoryPoint];
       const rss = (p: MemoryPoint): Rss => ({ api: round(p.api.rssMb), worker: round(p.worker.rssMb) });
       const growth = (to: MemoryPoint): Rss => ({ api: round(to.api.rssMb / at1000.api.rssMb - 1, 2), worker: round(to.worker.rssMb / at1000.worker.rssMb - 1, 2) });
+      const [from, to] = [at1000.rssAtFirstSample, at20000.rssAtFirstSample];
       const verdict = (g: number) => (g <= FLAT ? 'met' : 'not met');
       return {
         firstAfterRuns: at1000.runs,
@@ -129,6 +153,7 @@ export function memoryBench({ stack, runs, run, log }: MemoryBenchDeps) {
         after20000: rss(at20000),
         growth: growth(at20000),
         growthTo5000: growth(at5000),
+        growthAtFirstSample: { api: round(to.api / from.api - 1, 2), worker: round(to.worker / from.worker - 1, 2) },
         verdict: { api: verdict(growth(at20000).api), worker: verdict(growth(at20000).worker) },
         start: start!,
         points,
@@ -153,10 +178,12 @@ export function memoryRows(m: MemoryFigures): Array<[string, string, string, str
 
 /** The readings at every point and what grew in the API's heap. */
 export function printMemory(m: MemoryFigures) {
-  const head = ['after runs', 'API RSS', 'anon', 'heap used', 'external', 'worker RSS', 'anon', 'file', 'heap used', 'threads'];
+  const head = ['after runs', 'API RSS', 'at first', 'anon', 'heap used', 'external', 'worker RSS', 'at first', 'anon', 'file', 'heap used', 'threads'];
   const cells = (label: string, p: MemoryPoint) => [
     label,
-    ...[p.api.rssMb, p.api.anonMb, p.api.heapUsedMb, p.api.externalMb, p.worker.rssMb, p.worker.anonMb, p.worker.fileMb, p.worker.heapUsedMb].map((v) => String(round(v))),
+    ...[p.api.rssMb, p.rssAtFirstSample.api, p.api.anonMb, p.api.heapUsedMb, p.api.externalMb, p.worker.rssMb, p.rssAtFirstSample.worker, p.worker.anonMb, p.worker.fileMb, p.worker.heapUsedMb].map((v) =>
+      String(round(v)),
+    ),
     String(p.worker.threads),
   ];
   const rows = [cells(`${m.start.runs} (start)`, m.start), ...m.points.map((p) => cells(String(p.runs), p))];
@@ -164,13 +191,16 @@ export function printMemory(m: MemoryFigures) {
   const line = (r: string[]) => r.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
   const pct = (g: number) => `${g >= 0 ? '+' : ''}${Math.round(g * 100)} %`;
   const [first, last] = [m.points[0]!, m.points[m.points.length - 1]!];
-  console.log('\nMemory in MB (RSS and its anonymous and file-backed parts from /proc; heap: the main thread\'s V8 heap from /metrics):');
+  console.log(
+    "\nMemory in MB, each process's sample of lowest RSS in an idle minute (RSS and its anonymous and file-backed parts from /proc; heap: the main thread's V8 heap from /metrics), and its RSS at the minute's first sample, 2 s after the runs:",
+  );
   console.log(line(head));
   for (const r of rows) console.log(line(r));
   console.log(
     `Growth ${first.runs} → ${last.runs} runs: API RSS ${pct(m.growth.api)} (≤ 20 %: ${m.verdict.api}), heap ${pct(last.api.heapUsedMb / first.api.heapUsedMb - 1)}; ` +
       `worker RSS ${pct(m.growth.worker)} (≤ 20 %: ${m.verdict.worker}), heap ${pct(last.worker.heapUsedMb / first.worker.heapUsedMb - 1)}`,
   );
+  console.log(`At the first samples: API RSS ${pct(m.growthAtFirstSample.api)}, worker RSS ${pct(m.growthAtFirstSample.worker)}`);
   console.log(`The API's RSS right after its heap snapshot: ${m.apiRssAfterSnapshotMb} MB (before: ${round(last.api.rssMb)} MB)`);
   console.log(`\nThe API's heap, a second API after ${SECOND_API_RUNS} runs → the measured one after ${last.runs} (${m.apiHeap.files.join(', ')}):`);
   for (const l of formatGrowth(m.apiHeap)) console.log(`  ${l}`);
