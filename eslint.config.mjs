@@ -13,6 +13,8 @@ export default tseslint.config(
       'no-restricted-properties': [
         'error',
         { object: 'process', property: 'env', message: 'Only src/config.ts reads process.env.' },
+        // On Node 20 such a signal is held process-wide while a listener is on it, and the provider SDKs never remove theirs.
+        { object: 'AbortSignal', property: 'any', message: 'Use linkedAbort (activities/linked-abort.ts): a call’s signal must be collectable.' },
       ],
     },
   },
