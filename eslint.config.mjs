@@ -13,7 +13,7 @@ export default tseslint.config(
       'no-restricted-properties': [
         'error',
         { object: 'process', property: 'env', message: 'Only src/config.ts reads process.env.' },
-        // On Node 20 such a signal is held process-wide while a listener is on it, and the provider SDKs never remove theirs.
+        // On Node 20 such a signal is held process-wide while a listener is on it, and the OpenAI SDK never removes its own.
         { object: 'AbortSignal', property: 'any', message: 'Use linkedAbort (activities/linked-abort.ts): a call’s signal must be collectable.' },
       ],
     },

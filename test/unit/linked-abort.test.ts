@@ -54,7 +54,7 @@ describe('a call’s linked abort signal', () => {
     expect(calls.every((c) => !c.signal.aborted)).to.equal(true);
   });
 
-  it('is collected after its call, though a library left its own abort listener on it (as the provider SDKs do)', async () => {
+  it('is collected after its call, though a library left its own abort listener on it (as the OpenAI SDK does)', async () => {
     // A long-lived source, like an activity's cancellation signal.
     const source = new AbortController();
     const refs = calls(source.signal, 100);
