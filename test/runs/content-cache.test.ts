@@ -27,7 +27,7 @@ describe('runs: the worker\'s copies of run conversations (activities/run-conten
     expect(held, 'conversations still held').to.be.greaterThan(0).and.at.most(200);
   });
 
-  it('drops a run\'s conversation once the run has ended', async () => {
+  it('drops a run\'s conversation when told the run has ended (forget), so the next read goes to the store', async () => {
     const cache = createRunContentCache(getStack().db.models, 200_000);
     await cache.saved(run(1), 0, prompt);
     expect(await holds(cache, 1)).to.equal(true);
