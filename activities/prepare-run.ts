@@ -3,7 +3,7 @@ import { findRun, recordOpenProgress } from '../src/store/runs';
 import { maxTokensFor, type TaskVersionRecord } from '../src/store/tasks';
 import { LEVEL } from '../workflows/constants';
 import { runFailure } from '../workflows/failures';
-import type { HeldEntry, Message, RunIdentity, RunRef, StartedRun, Text } from '../workflows/types';
+import type { HeldEntry, Message, RunIdentity, RunRef, StartedRun, Text, Turn } from '../workflows/types';
 import type { ActivityDeps } from './deps';
 import type { RunContentCache } from './run-content-cache';
 import { TemplateFailure } from './template/sandbox';
@@ -27,9 +27,26 @@ export interface PrepareInput {
 }
 
 /**
+ * A run prepared but not yet recorded: what its preparation found (`started`, what the workflow is told), and the
+ * write that records it (`open`).
+ */
+export interface Opening {
+  started: StartedRun;
+  /** The conversation so far: the prompt, message 0. */
+  messages: Message[];
+  /** The same, resolved: what the first model call is given (the store has it only once `open` has written it). */
+  conversation: Turn[];
+  /**
+   * Records the run as `running` with its first entries and the prompt as message 0, in one write; throws RunClosed
+   * when the record is closed (nothing written).
+   */
+  open(): Promise<void>;
+}
+
+/**
  * The run's preparation, done by its first model call: expands the prompt (in a worker thread, within
- * TEMPLATE_TIMEOUT_MS), lists the profile's tools, and records the run as `running` with its first entries (from
- * index `entriesFrom`) and the prompt as message 0, in one write. Template failures are the run's (listed failures).
+ * TEMPLATE_TIMEOUT_MS) and lists the profile's tools; the write of it is left to the caller (`Opening.open`), which
+ * may make it with the run's end (run-activities.ts). Template failures are the run's (listed failures).
  */
 export function createPrepare(parts: {
   deps: ActivityDeps;
@@ -39,7 +56,7 @@ export function createPrepare(parts: {
 }) {
   const { deps, contents, loadVersion, store } = parts;
   const { models } = deps.db;
-  return async (input: PrepareInput, entriesFrom: number): Promise<StartedRun> => {
+  return async (input: PrepareInput): Promise<Opening> => {
     const version = await loadVersion(input.taskId, input.taskVersion);
     const payload = input.payload ?? (await storedPayload(models, input.run.id));
     let expanded: { prompt: string; missing: string[] };
@@ -60,12 +77,7 @@ export function createPrepare(parts: {
     if (tools.length) entries.push({ msg: `tools offered: ${tools.map((t) => t.name).join(', ')}`, time: now, level: LEVEL.info });
     entries.push({ msg: 'prompt', exchange: { role: 'user', content: prompt } });
     const messages: Message[] = [{ role: 'user', text: prompt }];
-    // A run closed before its workflow got here (cancelled before it started, while a trigger started it) stays closed.
-    if (!(await recordOpenProgress(models, input.run, { status: 'running', modifiedAt: now, entries: { from: entriesFrom, items: entries }, messages: { from: 0, items: messages } }))) {
-      throw runFailure('RunClosed', 'the run had already ended');
-    }
-    await contents.saved(input.run, 0, messages);
-    return {
+    const started: StartedRun = {
       prepared: {
         runner: version.runner,
         model: version.model,
@@ -76,6 +88,14 @@ export function createPrepare(parts: {
       entries,
       at: now,
     };
+    const open = async () => {
+      // A run closed before its workflow got here (cancelled before it started, while a trigger started it) stays closed.
+      if (!(await recordOpenProgress(models, input.run, { status: 'running', modifiedAt: now, entries: { from: 0, items: entries }, messages: { from: 0, items: messages } }))) {
+        throw runFailure('RunClosed', 'the run had already ended');
+      }
+      await contents.saved(input.run, 0, messages);
+    };
+    return { started, messages, conversation: [{ role: 'user', text: expanded.prompt }], open };
   };
 }
 

@@ -7,10 +7,10 @@ import { createTtlCache } from '../src/ttl-cache';
 import { announceRunClosed } from '../src/temporal/webhook-start';
 import { addModelCall, finalEntry, isTerminal } from '../workflows/constants';
 import { isTemplateFailure, runFailure } from '../workflows/failures';
-import type { FirstModelCall, FirstModelCallInput, ModelCallInput, ModelTurn, RunRef, StartedRun, Text, ToolOutcome, ToolSpec } from '../workflows/types';
+import type { FirstModelCall, FirstModelCallInput, ModelCallInput, ModelTurn, RunRef, StartedRun, Text, ToolOutcome, ToolSpec, Turn } from '../workflows/types';
 import type { ActivityDeps } from './deps';
 import { linkedAbort } from './linked-abort';
-import { createPrepare, type PrepareInput } from './prepare-run';
+import { createPrepare, type Opening, type PrepareInput } from './prepare-run';
 import { callAnthropic } from './providers/anthropic';
 import { callOpenAI } from './providers/openai';
 import { createRunContentCache } from './run-content-cache';
@@ -132,7 +132,9 @@ export function createRunActivities(deps: ActivityDeps) {
      * and records the run as `running` with its first entries and the prompt as message 0 (one write).
      */
     async prepareRun(input: PrepareInput): Promise<StartedRun> {
-      return prepare(input, 0);
+      const opening = await prepare(input);
+      await opening.open();
+      return opening.started;
     },
 
     /**
@@ -147,29 +149,39 @@ export function createRunActivities(deps: ActivityDeps) {
     },
 
     /**
-     * Remote activity: a run's first model call, which prepares the run first (as `prepareRun` does: one write of
-     * `running` with its first entries), then calls the model as `callModel` does, saving the workflow a local
-     * activity of its own. If preparing fails, the model is not asked: a template's fault is thrown (the run's end,
-     * as from `prepareRun`); anything else answers `unprepared`, and the workflow prepares the run itself (`prepareRun`,
-     * which retries through a store's stall).
+     * Remote activity: a run's first model call, which prepares the run first (as `prepareRun` does), then calls the
+     * model as `callModel` does, saving the workflow a local activity of its own. The write of `running` with the
+     * first entries waits RUN_START_WRITE_DELAY_MS: a model that answers sooner has it made with the run's end (one write),
+     * and the call returns only once the record has it. If preparing fails, the model is not asked: a template's fault
+     * is thrown (the run's end, as from `prepareRun`); anything else answers `unprepared`, and the workflow prepares
+     * the run itself (`prepareRun`, which retries through a store's stall).
      */
     async prepareAndCallModel(input: FirstModelCallInput): Promise<FirstModelCall> {
       return tracked(input.run, async (signal) => {
-        let started: StartedRun;
+        let opening: Opening;
         try {
-          started = await prepare({ run: input.run, identity: input.identity, taskId: input.taskId, taskVersion: input.taskVersion, payload: input.payload, at: input.at }, 0);
+          opening = await prepare({ run: input.run, identity: input.identity, taskId: input.taskId, taskVersion: input.taskVersion, payload: input.payload, at: input.at });
         } catch (err) {
           // The template's fault ends the run: expanding it again (in prepareRun) would only take as long again.
           if (isTemplateFailure(err)) throw err;
           deps.logger.debug({ run: input.run.id, err }, 'preparing in the first model call failed; the workflow prepares the run itself');
           return { unprepared: true };
         }
+        const { started } = opening;
         const { runner, model, maxTokens, toolSpecs } = started.prepared;
-        const turn = await modelCall(
-          { run: input.run, taskId: input.taskId, taskVersion: input.taskVersion, model: { runner, model, maxTokens, toolSpecs }, messages: 1, entriesFrom: started.entries.length, finish: true, usage: input.usage, maxTotalTokens: input.maxTotalTokens },
-          signal,
-        );
-        return { ...turn, started };
+        const start = delayedOpen(opening);
+        try {
+          const turn = await modelCall(
+            { run: input.run, taskId: input.taskId, taskVersion: input.taskVersion, model: { runner, model, maxTokens, toolSpecs }, messages: 1, entriesFrom: started.entries.length, finish: true, usage: input.usage, maxTotalTokens: input.maxTotalTokens },
+            signal,
+            start,
+          );
+          return { ...turn, started };
+        } finally {
+          // A failed call returns once its write of `running` has landed or been stopped: none lands after the
+          // workflow's own writes (it prepares the run again, the same entries, after a failed first call).
+          await start.made().catch(() => undefined);
+        }
       });
     },
 
@@ -204,10 +216,40 @@ export function createRunActivities(deps: ActivityDeps) {
   };
 
   /**
-   * One model call of a run (callModel's work, also the first call's after preparing): the provider call, and the
-   * run's end when the call may write it.
+   * A first call's write of `running` (`opening.open`), begun RUN_START_WRITE_DELAY_MS after the call unless `made()` is
+   * called first. `made()` stops it if it has not begun and tells whether the record has the run's start: false when
+   * it was not begun or failed in the store (the caller writes the start, alone or with the end); throws RunClosed
+   * when the write found the record closed.
    */
-  async function modelCall(input: ModelCallInput, signal: AbortSignal): Promise<ModelTurn & { finishedAt?: number }> {
+  function delayedOpen(opening: Opening) {
+    let begun: Promise<boolean> | undefined;
+    const timer = setTimeout(() => {
+      begun = opening.open().then(
+        () => true,
+        (err: unknown) => {
+          if (err instanceof ApplicationFailure) throw err;
+          deps.logger.warn({ err }, 'could not record a run as running during its first model call; it is written with the call\'s outcome');
+          return false;
+        },
+      );
+      begun.catch(() => undefined);
+    }, deps.config.RUN_START_WRITE_DELAY_MS);
+    return {
+      opening,
+      async made(): Promise<boolean> {
+        clearTimeout(timer);
+        return begun ?? false;
+      },
+    };
+  }
+
+  /**
+   * One model call of a run (callModel's work, also the first call's after preparing): the provider call, and the
+   * run's end when the call may write it. `start`: the first call's delayed write of `running`; unless it was made
+   * meanwhile, the start is written here, with the end (one write) or, when the call does not end the run, before it
+   * returns.
+   */
+  async function modelCall(input: ModelCallInput, signal: AbortSignal, start?: ReturnType<typeof delayedOpen>): Promise<ModelTurn & { finishedAt?: number }> {
     // A call that may end the run is made again when the workflow did not hear how the last one ended (a worker
     // or Temporal lost meanwhile): if that one recorded the run's end, it stands, and the model is not asked again.
     // A turn's first call skips the read (its end's write checks the record anyway).
@@ -215,17 +257,29 @@ export function createRunActivities(deps: ActivityDeps) {
       await announceClosed(input.run);
       throw runFailure('RunClosed', 'the run had already ended');
     }
-    const turn = await modelTurn(input, signal);
-    if (!input.finish || turn.toolCalls.length > 0) return turn;
+    const turn = await modelTurn(input, signal, start?.opening.conversation);
     const usage = addModelCall(input.usage, turn.usage);
     // Past the token budget the answer is the run's failure, which the workflow records.
-    if (input.maxTotalTokens && usage.input_tokens + usage.output_tokens > input.maxTotalTokens) return turn;
+    const ends = input.finish && turn.toolCalls.length === 0 && !(input.maxTotalTokens && usage.input_tokens + usage.output_tokens > input.maxTotalTokens);
+    // The run's start, when its delayed write was not made: written with the end, or now (the workflow counts it written).
+    const opening = start && !(await start.made()) ? start.opening : undefined;
+    if (!ends) {
+      await opening?.open();
+      return turn;
+    }
     // Cancelled meanwhile: the workflow writes the cancel (abortRunCalls waits for this call to stop first).
     signal.throwIfAborted();
     const finishedAt = Date.now();
+    const final = finalEntry(turn.text);
     let written: WrittenRun | null;
     try {
-      written = await recordOpenEnd(models, input.run, { status: 'ready', modifiedAt: finishedAt, entries: { from: input.entriesFrom, items: [finalEntry(turn.text)] }, usage });
+      written = await recordOpenEnd(
+        models,
+        input.run,
+        opening
+          ? { status: 'ready', modifiedAt: finishedAt, entries: { from: 0, items: [...opening.started.entries, final] }, messages: { from: 0, items: opening.messages }, usage }
+          : { status: 'ready', modifiedAt: finishedAt, entries: { from: input.entriesFrom, items: [final] }, usage },
+      );
       if (!written) {
         await announceClosed(input.run);
         throw runFailure('RunClosed', 'the run had already ended');
@@ -235,6 +289,10 @@ export function createRunActivities(deps: ActivityDeps) {
       // The model has answered: failing now would call it again. The workflow records the end instead (its own
       // write, retried), at the same entry, so a write of this one applied late (a stalled store) says the same.
       deps.logger.warn({ run: input.run.id, err }, 'could not record the run\'s end with its final answer; the workflow records it');
+      // The workflow counts the run's start as written. If this fails too, so does the call: the workflow then
+      // prepares the run again and asks the model again. Finding the record closed (the end's write landed after
+      // all, its answer lost), it throws RunClosed: the record's account stands.
+      await opening?.open();
       return turn;
     }
     contents.forget(input.run);
@@ -244,8 +302,11 @@ export function createRunActivities(deps: ActivityDeps) {
     return { ...turn, finishedAt };
   }
 
-  /** The provider call itself, and the storing of its answer's large parts. */
-  async function modelTurn(input: ModelCallInput, signal: AbortSignal): Promise<ModelTurn> {
+  /**
+   * The provider call itself, and the storing of its answer's large parts. `known`: the conversation, when the caller
+   * has it (a first call, whose prompt the store may not have yet); else read through the worker's copies.
+   */
+  async function modelTurn(input: ModelCallInput, signal: AbortSignal, known?: Turn[]): Promise<ModelTurn> {
     const { model } = input;
     const version = await loadVersion(input.taskId, input.taskVersion);
     let key: string;
@@ -254,7 +315,7 @@ export function createRunActivities(deps: ActivityDeps) {
     } catch (err) {
       throw runFailure('NoKey', (err as Error).message);
     }
-    const conversation = await contents.conversation(input.run, input.messages);
+    const conversation = known ?? (await contents.conversation(input.run, input.messages));
     const tools = JSON.parse(await contents.text(model.toolSpecs)) as ToolSpec[];
     const call = { key, fetch: deps.providerFetch, model: model.model, maxTokens: model.maxTokens, conversation, tools, timeoutMs: deps.config.PROVIDER_TIMEOUT_MS, signal };
     const answer =

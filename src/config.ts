@@ -111,6 +111,12 @@ const schema = z.object({
    * reference: Temporal history and query answers stay small whatever the run.
    */
   RUN_INLINE_BYTES: positiveInt.default(64 * 1024),
+  /**
+   * How long a run's first model call waits before recording the run `running` with its prompt (readers see `pending`
+   * meanwhile): a model that answers sooner has the run's start written with its end, one write of the run instead of
+   * two. 0: at once.
+   */
+  RUN_START_WRITE_DELAY_MS: z.coerce.number().int().min(0).max(10_000).default(250),
   /** Continue a run as new past this many history events; 0 (default): when Temporal suggests it. */
   RUN_CONTINUE_AS_NEW_EVENTS: z.coerce.number().int().min(0).default(0),
   /** How often the reconciler ends runs whose workflow closed without recording its end (terminated, timed out). */

@@ -35,7 +35,8 @@ export interface Stack {
   apiUrl: string;
   /** The shared worker; tests that kill a worker start their own with `startWorker`. */
   worker: RunningWorker;
-  startWorker(overrides?: Record<string, string>): Promise<RunningWorker>;
+  /** `parts.db`: the worker's own connection (a test watching the commands a worker sends); else the stack's. */
+  startWorker(overrides?: Record<string, string>, parts?: { db?: Db }): Promise<RunningWorker>;
   /** A config with overrides on top of the stack's environment. */
   configWith(overrides: Record<string, string>): Config;
 }
@@ -121,9 +122,9 @@ export async function startStack(): Promise<Stack> {
   const keyring = keyringFromConfig(config);
   const temporal = temporalEnv.client;
 
-  const startWorker = async (overrides: Record<string, string> = {}): Promise<RunningWorker> => {
+  const startWorker = async (overrides: Record<string, string> = {}, parts: { db?: Db } = {}): Promise<RunningWorker> => {
     const workerConfig = loadConfig({ ...env, ...overrides });
-    const worker = await createWorker({ config: workerConfig, logger, db, keyring });
+    const worker = await createWorker({ config: workerConfig, logger, db: parts.db ?? db, keyring });
     const running = worker.run();
     let stopped = false;
     const stop = async () => {

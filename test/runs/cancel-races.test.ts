@@ -110,6 +110,9 @@ describe('runs: a cancel racing the run\'s own writes', () => {
       const id = runWorkflowId({ owner: username, profile: 'default', task: 'lost-end', run: 'l1' });
       stream = await openEvents(sessionId, path, { baseUrl: server.url });
       await until('the model call', () => ours().length > 0);
+      // The call records the run `running` RUN_START_WRITE_DELAY_MS into it (a call that answers sooner writes its
+      // start with its end, a case of its own): its end is written after that.
+      await until('the record to say running', async () => (await findRun(stack.db.models, id))?.status === 'running');
       // What the call's write of the run's end leaves when its worker is lost right after it: the workflow then sees
       // the call fail (here: its connection cut) and tries again.
       const before = (await findRun(stack.db.models, id))!;

@@ -26,6 +26,8 @@ describe('runs: every run ends', () => {
     const trigger = await postSigned(await signedUrl(api, 'default', 'stopped'), { text: 'x' }, { 'run-id': 't1' });
     const id = runWorkflowId({ owner: username, profile: 'default', task: 'stopped', run: 't1' });
     await until('the run to call the provider', async () => fake.requests.length > 0);
+    // Recorded `running` with its first entries RUN_START_WRITE_DELAY_MS into the call: a run stopped after that.
+    await until('the record to say running', async () => (await recordOf(id))?.status === 'running');
     await temporal.workflow.getHandle(id).terminate('stopped by the operator');
     const run = await waitForRun(api, trigger.body.url);
     expect(run.status).to.equal('error');

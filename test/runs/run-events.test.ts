@@ -274,7 +274,7 @@ describe('runs: live event streams', () => {
     const path = await trigger(api, 'terminated', 't1');
     const stream = await openEvents(sessionId, path);
     await until('the run to call the provider', () => fake.requests.length > 0);
-    await until('the run\'s status', () => stream.events.some((e) => e.event === 'status'));
+    await until('the run\'s first entries', () => stream.entries().length >= 2);
     await temporal.workflow.getHandle(runWorkflowId({ owner: username, profile: 'default', task: 'terminated', run: 't1' })).terminate('stopped by the operator');
     await stream.closed;
     expect(stream.ended()).to.equal(true);

@@ -1,0 +1,123 @@
+import crypto from 'node:crypto';
+import { expect } from 'chai';
+import mongoose from 'mongoose';
+import type { CommandStartedEvent } from 'mongodb';
+import type { Db } from '../../src/store/connect';
+import { registerModels } from '../../src/store/models';
+import { findRun, readMessages, runWorkflowId } from '../../src/store/runs';
+import { api as apiFor, signedIn, startApi } from '../helpers/api';
+import { openaiText, openaiToolCall } from '../helpers/fake-provider';
+import { createTask, postSigned, signedUrl, until, waitForRun } from '../helpers/runs';
+import { getStack, type RunningWorker } from '../helpers/stack';
+
+/**
+ * How often a run's worker writes its record: a run's first model call records it `running` after
+ * RUN_START_WRITE_DELAY_MS, or, when the model answers sooner, with the run's end in one write. Seen through the
+ * commands the worker's own connection sends.
+ */
+describe('runs: the writes of a run\'s record by its worker', () => {
+  let db: Db;
+  /** The worker's updates of run records, by run id. */
+  const writes = new Map<string, string[]>();
+
+  before(async () => {
+    const conn = mongoose.createConnection(getStack().config.MONGO_URL, { monitorCommands: true, autoIndex: false });
+    await conn.asPromise();
+    db = { conn, models: registerModels(conn), close: () => conn.close() };
+    conn.getClient().on('commandStarted', (e: CommandStartedEvent) => {
+      const command = e.command as Record<string, any>;
+      if (command[e.commandName] !== 'runs') return;
+      const id = e.commandName === 'update' ? command.updates?.[0]?.q?._id : e.commandName === 'findAndModify' ? command.query?._id : undefined;
+      if (typeof id === 'string') writes.set(id, [...(writes.get(id) ?? []), e.commandName]);
+    });
+  });
+  after(() => db.close());
+  beforeEach(() => getStack().fake.reset());
+  afterEach(() => getStack().fake.reset());
+
+  /** A worker on a queue of its own, with `overrides`, and an API starting runs there; a task `t` of a new user. */
+  async function setUp(overrides: Record<string, string>) {
+    const queue = `writes-${crypto.randomBytes(4).toString('hex')}`;
+    const worker: RunningWorker = await getStack().startWorker({ TEMPORAL_TASK_QUEUE: queue, ...overrides }, { db });
+    const server = await startApi({ TEMPORAL_TASK_QUEUE: queue });
+    const { username, sessionId } = await signedIn();
+    const api = apiFor(sessionId, server.url);
+    await createTask(api, 'default', 't');
+    const signed = new URL(await signedUrl(api, 'default', 't'));
+    const trigger = async (run: string) => {
+      const res = await postSigned(`${server.url}${signed.pathname}${signed.search}`, { text: 'x' }, { 'run-id': run });
+      expect(res.status, res.text).to.equal(201);
+      return { url: res.body.url as string, id: runWorkflowId({ owner: username, profile: 'default', task: 't', run }) };
+    };
+    const stop = async () => {
+      await server.close();
+      await worker.stop();
+    };
+    return { api, trigger, stop };
+  }
+
+  it('writes a run whose model answers before the delay once: its start and its end together', async () => {
+    // The delay is long here, so the answer always comes first, however busy the machine.
+    const { api, trigger, stop } = await setUp({ RUN_START_WRITE_DELAY_MS: '10000' });
+    try {
+      getStack().fake.script(() => openaiText('done'));
+      const run = await trigger('once');
+      const read = await waitForRun(api, run.url);
+      expect(read.status).to.equal('ready');
+      expect(read.results.map((e: { msg: string }) => e.msg)).to.deep.equal(['run started', 'prompt', 'final answer']);
+      expect(writes.get(run.id), 'the worker\'s writes of the record').to.deep.equal(['findAndModify']);
+      const record = (await findRun(db.models, run.id))!;
+      expect(record).to.deep.include({ status: 'ready', entry_count: 3, started: true });
+      expect(await readMessages(db.models, run.id, 0, 1), 'the prompt, message 0').to.deep.equal([{ role: 'user', text: 'Say x' }]);
+    } finally {
+      await stop();
+    }
+  });
+
+  it('records a run running, with its prompt, while a slow model thinks; then its end', async () => {
+    const { api, trigger, stop } = await setUp({ RUN_START_WRITE_DELAY_MS: '100' });
+    try {
+      let answer!: () => void;
+      const answered = new Promise<void>((r) => (answer = r));
+      getStack().fake.script(async () => {
+        await answered;
+        return openaiText('done');
+      });
+      const run = await trigger('slow');
+      const running = await until('the record says running while the model has not answered', async () => {
+        const record = await findRun(db.models, run.id);
+        return record?.status === 'running' && record;
+      });
+      expect(running.entry_count).to.equal(2);
+      expect(getStack().fake.requests, 'the model call is in flight').to.have.length(1);
+      answer();
+      const read = await waitForRun(api, run.url);
+      expect(read.results.map((e: { msg: string }) => e.msg)).to.deep.equal(['run started', 'prompt', 'final answer']);
+      expect(writes.get(run.id)).to.deep.equal(['update', 'findAndModify']);
+    } finally {
+      await stop();
+    }
+  });
+
+  it('records the start before a first answer that calls a tool is acted on', async () => {
+    const { api, trigger, stop } = await setUp({ RUN_START_WRITE_DELAY_MS: '10000' });
+    try {
+      // No servlet is installed: the tool is unknown, and its error goes back to the model, which then answers.
+      getStack().fake.script([openaiToolCall([{ name: 'nothing__here', arguments: {} }]), openaiText('done')]);
+      const run = await trigger('tool');
+      const read = await waitForRun(api, run.url);
+      expect(read.status).to.equal('ready');
+      expect(read.results.map((e: { msg: string }) => e.msg)).to.deep.equal([
+        'run started',
+        'prompt',
+        'tool call: nothing__here',
+        'tool result: nothing__here (error)',
+        'final answer',
+      ]);
+      // The start (before the first call returns), then the turn's entries; the second call writes the end.
+      expect(writes.get(run.id)).to.deep.equal(['update', 'update', 'findAndModify']);
+    } finally {
+      await stop();
+    }
+  });
+});
