@@ -1,3 +1,4 @@
+import Mustache from 'mustache';
 import { BoundedWriter } from './bounded-writer';
 import { TemplateFailure } from './failure';
 
@@ -29,6 +30,23 @@ export function expandTemplate(template: string, payload: Record<string, unknown
   } catch (err) {
     if (err instanceof TemplateFailure) throw err;
     throw new TemplateFailure('invalid', (err as Error).message);
+  }
+}
+
+/** What a flat template is made of: text, placeholders (escaped or not), comments and delimiter changes. */
+const FLAT_TOKENS = new Set(['text', 'name', '&', '!', '=']);
+
+/**
+ * Whether a template is flat: no sections, inverted sections or partials. Expanding a flat template takes time linear
+ * in the template and in the prompt (whose size is bounded), with no list to repeat anything over, so it needs no
+ * thread where a time limit can stop it (sandbox.ts). False for a template Mustache cannot parse.
+ */
+export function isFlatTemplate(template: string): boolean {
+  try {
+    // A writer of its own: Mustache's default one keeps every template it ever parsed.
+    return (new Mustache.Writer().parse(template) as Token[]).every(([type]) => FLAT_TOKENS.has(type));
+  } catch {
+    return false;
   }
 }
 

@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { Piscina } from 'piscina';
+import { expandTemplate, isFlatTemplate } from './expand';
 import { TemplateFailure } from './failure';
 import type { ExpandOutcome, ExpandTask, StartedMessage } from './render-thread';
 
@@ -7,7 +8,8 @@ export { TemplateFailure, type TemplateFailureKind } from './failure';
 
 export interface TemplateSandbox {
   /**
-   * Expands in a thread of the sandbox (expand.ts says how). Throws TemplateFailure when the template cannot be
+   * Expands in a thread of the sandbox (expand.ts says how); a small flat template with small data, whose expansion
+   * cannot take long, on the calling thread. Throws TemplateFailure when the template cannot be
    * expanded within the limits; any other error is the sandbox's own (closed, a thread that cannot start). Other
    * expansions keep running while one is stuck.
    */
@@ -26,6 +28,12 @@ export interface TemplateSandboxOptions {
 }
 
 const MiB = 1024 * 1024;
+/**
+ * A flat template (expand.ts, isFlatTemplate) at most this long, with trigger data at most INLINE_PAYLOAD_CHARS,
+ * expands on the calling thread: in time linear in both, less than the hand-off to a thread would cost.
+ */
+const INLINE_TEMPLATE_CHARS = 16 * 1024;
+const INLINE_PAYLOAD_CHARS = 64 * 1024;
 
 // Compiled (dist/), the thread runs render-thread.js. From source the thread needs tsx itself: a worker thread does
 // not inherit hooks registered in-process (mocha's `require: tsx/cjs`), and an explicit execArgv replaces the
@@ -65,6 +73,9 @@ export function createTemplateSandbox({ timeoutMs, maxPromptBytes, threads = 2 }
   return {
     async expand(template, payload) {
       if (closed) throw new Error('the template sandbox is closed');
+      if (template.length <= INLINE_TEMPLATE_CHARS && withinChars(payload, INLINE_PAYLOAD_CHARS) && isFlatTemplate(template)) {
+        return expandTemplate(template, payload, maxPromptBytes);
+      }
       const id = nextId++;
       const abort = new AbortController();
       let timer: NodeJS.Timeout | undefined;
@@ -96,4 +107,20 @@ export function createTemplateSandbox({ timeoutMs, maxPromptBytes, threads = 2 }
       await pool.destroy();
     },
   };
+}
+
+/** Whether JSON data's strings, keys and other values come to at most `max` characters; walks no further than that. */
+function withinChars(value: unknown, max: number): boolean {
+  let left = max;
+  const walk = (v: unknown): boolean => {
+    if (typeof v === 'string') left -= v.length;
+    else if (v !== null && typeof v === 'object') {
+      for (const key in v) {
+        left -= key.length + 1;
+        if (left < 0 || !walk((v as Record<string, unknown>)[key])) return false;
+      }
+    } else left -= 8;
+    return left >= 0;
+  };
+  return walk(value);
 }

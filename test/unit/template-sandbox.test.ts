@@ -23,12 +23,13 @@ describe('the template sandbox', () => {
   before(async () => {
     sandbox = createTemplateSandbox({ timeoutMs: 300, maxPromptBytes: 64 * 1024 });
     // Both threads started (from source each loads tsx first), so timings below are the expansions' own.
-    await Promise.all([sandbox.expand('warm', {}), sandbox.expand('warm', {})]);
+    // A section: a flat template would expand without a thread.
+    await Promise.all([sandbox.expand('{{#w}}{{/w}}', {}), sandbox.expand('{{#w}}{{/w}}', {})]);
   });
 
   after(() => sandbox.close());
 
-  it('expands as expandTemplate does, in a thread', async () => {
+  it('expands as expandTemplate does', async () => {
     const result = await sandbox.expand('{{ a }} & {{ b.c }} {{ gone }} / {{ @payload }}', { a: '<x>', b: { c: 1 } });
     expect(result).to.deep.equal({ prompt: '<x> & 1  / {"a":"<x>","b":{"c":1}}', missing: ['gone'] });
   });
@@ -49,6 +50,27 @@ describe('the template sandbox', () => {
     expect((await failureOf(sandbox.expand(EXPONENTIAL, { a: [1, 2] }))).kind).to.equal('timeout');
     const results = await Promise.all(['one', 'two', 'three'].map((a) => sandbox.expand('{{ a }}', { a })));
     expect(results.map((r) => r.prompt)).to.deep.equal(['one', 'two', 'three']);
+  });
+
+  it('expands a small flat template with small data at once, while every thread is stuck; anything else waits for a thread', async () => {
+    const one = createTemplateSandbox({ timeoutMs: 3_000, maxPromptBytes: 1024 * 1024, threads: 1 });
+    try {
+      const settled: string[] = [];
+      const stuck = failureOf(one.expand(EXPONENTIAL, { a: [1, 2] })).finally(() => settled.push('stuck'));
+      const flat = one.expand('{{! a note }}{{ a }} {{{ b.c }}} {{=<% %>=}}<% gone %>', { a: 'x', b: { c: '<y>' } }).finally(() => settled.push('flat'));
+      const section = one.expand('{{#a}}{{ . }}{{/a}}', { a: [1, 2] }).finally(() => settled.push('section'));
+      const bigData = one.expand('{{ a }}', { a: 'x'.repeat(65 * 1024) }).finally(() => settled.push('big data'));
+      const longTemplate = one.expand(`${'-'.repeat(16 * 1024)}{{ a }}`, { a: 'x' }).finally(() => settled.push('long template'));
+      expect(await flat).to.deep.equal({ prompt: 'x <y> ', missing: ['gone'] });
+      expect(settled, 'the flat one before the stuck thread is free').to.deep.equal(['flat']);
+      expect((await stuck).kind).to.equal('timeout');
+      expect((await section).prompt).to.equal('12');
+      expect((await bigData).prompt).to.have.length(65 * 1024);
+      expect((await longTemplate).prompt).to.have.length(16 * 1024 + 1);
+      expect(settled.slice(0, 2)).to.deep.equal(['flat', 'stuck']);
+    } finally {
+      await one.close();
+    }
   });
 
   it('stops a prompt as soon as it passes the size limit, without building the rest', async () => {

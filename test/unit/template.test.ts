@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { expandTemplate } from '../../activities/template/expand';
+import { expandTemplate, isFlatTemplate } from '../../activities/template/expand';
 import { TemplateFailure } from '../../activities/template/failure';
 
 describe('prompt templates', () => {
@@ -31,5 +31,10 @@ describe('prompt templates', () => {
 
   it("answers a template Mustache cannot parse with Mustache's own message", () => {
     expect(() => expandTemplate('{{#a}} open', {})).to.throw(TemplateFailure, 'Unclosed section "a" at 11').with.property('kind', 'invalid');
+  });
+
+  it('tells a flat template (text, placeholders, comments, delimiter changes) from one with sections or partials', () => {
+    for (const flat of ['plain text', '{{ a }} {{{ b }}} {{& c.d }} {{! note }}', '{{=<% %>=}}<% a %> {{#not-a-tag}}']) expect(isFlatTemplate(flat), flat).to.equal(true);
+    for (const nested of ['{{#a}}x{{/a}}', '{{^a}}x{{/a}}', '{{> part}}', '{{=<% %>=}}<%#a%>x<%/a%>', '{{#a}} open']) expect(isFlatTemplate(nested), nested).to.equal(false);
   });
 });
