@@ -151,10 +151,10 @@ export function createRunActivities(deps: ActivityDeps) {
     /**
      * Remote activity: a run's first model call, which prepares the run first (as `prepareRun` does), then calls the
      * model as `callModel` does, saving the workflow a local activity of its own. The write of `running` with the
-     * first entries waits RUN_START_WRITE_DELAY_MS: a model that answers sooner has it made with the run's end (one write),
-     * and the call returns only once the record has it. If preparing fails, the model is not asked: a template's fault
-     * is thrown (the run's end, as from `prepareRun`); anything else answers `unprepared`, and the workflow prepares
-     * the run itself (`prepareRun`, which retries through a store's stall).
+     * first entries waits RUN_START_WRITE_DELAY_MS: a model that answers sooner has it made with the run's end (one
+     * write), and the call returns only once the record has it. If preparing fails, the model is not asked: a
+     * template's fault is thrown (the run's end, as from `prepareRun`); anything else answers `unprepared`, and the
+     * workflow prepares the run itself (`prepareRun`, which retries through a store's stall).
      */
     async prepareAndCallModel(input: FirstModelCallInput): Promise<FirstModelCall> {
       return tracked(input.run, async (signal) => {
@@ -169,7 +169,7 @@ export function createRunActivities(deps: ActivityDeps) {
         }
         const { started } = opening;
         const { runner, model, maxTokens, toolSpecs } = started.prepared;
-        const start = delayedOpen(opening);
+        const start = delayedOpen(input.run, opening);
         try {
           const turn = await modelCall(
             { run: input.run, taskId: input.taskId, taskVersion: input.taskVersion, model: { runner, model, maxTokens, toolSpecs }, messages: 1, entriesFrom: started.entries.length, finish: true, usage: input.usage, maxTotalTokens: input.maxTotalTokens },
@@ -216,19 +216,19 @@ export function createRunActivities(deps: ActivityDeps) {
   };
 
   /**
-   * A first call's write of `running` (`opening.open`), begun RUN_START_WRITE_DELAY_MS after the call unless `made()` is
-   * called first. `made()` stops it if it has not begun and tells whether the record has the run's start: false when
+   * A first call's write of `running` (`opening.open`), begun RUN_START_WRITE_DELAY_MS after the call unless `made()`
+   * is called first. `made()` stops it if it has not begun and tells whether the record has the run's start: false when
    * it was not begun or failed in the store (the caller writes the start, alone or with the end); throws RunClosed
    * when the write found the record closed.
    */
-  function delayedOpen(opening: Opening) {
+  function delayedOpen(run: RunRef, opening: Opening) {
     let begun: Promise<boolean> | undefined;
     const timer = setTimeout(() => {
       begun = opening.open().then(
         () => true,
         (err: unknown) => {
           if (err instanceof ApplicationFailure) throw err;
-          deps.logger.warn({ err }, 'could not record a run as running during its first model call; it is written with the call\'s outcome');
+          deps.logger.warn({ run: run.id, err }, 'could not record a run as running during its first model call; it is written with the call\'s outcome');
           return false;
         },
       );
