@@ -111,6 +111,38 @@ describe('runs: a dependency stalls', function () {
     }
   });
 
+  it('ends once a quick run whose start-and-end write meets a MongoDB stall: the start is never counted without its write', async () => {
+    // The write of `running` waits for the model's answer (a long delay), so the run's start goes with its end, and
+    // MongoDB stalls as the model answers: that write, and the start's own write after it, fail (or land late).
+    own = await startOwnStack({ DEPENDENCY_TIMEOUT_MS: '1000', PROVIDER_RETRY_INITIAL_MS: '200', PROVIDER_RETRY_MAX_MS: '1000', PROVIDER_MAX_ATTEMPTS: '30', RUN_START_WRITE_DELAY_MS: '10000' });
+    const { id } = await createSession(own.db.models, uniqueUser('stall'), 24);
+    api = apiFor(id, own.apiUrl);
+    await createTask(api, 'default', 't');
+    let stalled = false;
+    getStack().fake.script((req) => {
+      if (lastUserText(req).includes('quick') && !stalled) {
+        stalled = true;
+        own!.stall('mongodb');
+      }
+      return openaiText(`echo: ${lastUserText(req)}`);
+    });
+    const trigger = await postSigned(await signedUrl(api, 'default', 't'), { text: 'quick' }, { 'run-id': 'quick' });
+    expect(trigger.status).to.equal(201);
+    await until('the model call', async () => stalled);
+    // Longer than both writes' DEPENDENCY_TIMEOUT_MS.
+    await new Promise((r) => setTimeout(r, 4_000));
+    own.resume('mongodb');
+    const run = await waitForRun(api, trigger.body.url, 90_000);
+    expect(run.status, JSON.stringify(run.results)).to.equal('ready');
+    expectEndedOnce(run);
+    const msgs = run.results.map((e: any) => e.msg);
+    expect(msgs.slice(0, 2), msgs.join(' | ')).to.deep.equal(['run started', 'prompt']);
+    expect(msgs.at(-1)).to.equal('final answer');
+    // Asked again when both writes failed; once when the stalled write landed after the stall (then the record's
+    // account stands).
+    expect(getStack().fake.requests.filter((r) => lastUserText(r).includes('quick')).length).to.be.within(1, 2);
+  });
+
   it('while Temporal stalls, serves live reads from the record, answers a trigger 503 naming Temporal and the run, and starts and ends that run after', async () => {
     const { url, held } = await setUp({});
     const stream = await followHeld(held);

@@ -35,6 +35,14 @@ describe('configuration', () => {
     }
   });
 
+  it('bounds how long a run\'s first model call waits to record the run running (0: at once)', () => {
+    expect(loadConfig(minimal).RUN_START_WRITE_DELAY_MS).to.equal(250);
+    expect(loadConfig({ ...minimal, RUN_START_WRITE_DELAY_MS: '0' }).RUN_START_WRITE_DELAY_MS).to.equal(0);
+    for (const bad of ['-1', '10001', 'soon']) {
+      expect(() => loadConfig({ ...minimal, RUN_START_WRITE_DELAY_MS: bad }), bad).to.throw(ConfigError, 'RUN_START_WRITE_DELAY_MS');
+    }
+  });
+
   it('names the required variables', () => {
     expect(REQUIRED_VARIABLES).to.have.members(['MONGO_URL', 'TEMPORAL_ADDRESS', 'MASTER_KEY', 'SIGNING_SECRET']);
   });
