@@ -10,6 +10,12 @@ const RAW = { escape: (value: unknown) => (value !== null && typeof value === 'o
 
 type Token = [string, string, number, number, Token[]?, number?];
 
+/** What the expansion of a template gives. */
+export interface Expanded {
+  prompt: string;
+  missing: string[];
+}
+
 /**
  * Expands `{{ name }}`, dotted paths `{{ a.b }}` and `{{ @payload }}` (the whole payload as JSON). Returns the
  * placeholders that had no value: they expand to empty, and the run logs a warning naming each.
@@ -18,13 +24,29 @@ type Token = [string, string, number, number, Token[]?, number?];
  * only in a thread of the sandbox (sandbox.ts). Throws TemplateFailure: `invalid` with Mustache's own message (or
  * the error rendering met), `too_large` as soon as the prompt passes `maxPromptBytes` (UTF-8).
  */
-export function expandTemplate(template: string, payload: Record<string, unknown>, maxPromptBytes = Infinity): { prompt: string; missing: string[] } {
-  const view = { ...payload, '@payload': JSON.stringify(payload) };
-  // A writer per call: Mustache's default writer keeps every template it ever parsed.
+export function expandTemplate(template: string, payload: Record<string, unknown>, maxPromptBytes = Infinity): Expanded {
+  return expand(template, payload, maxPromptBytes, () => true)!;
+}
+
+/**
+ * `expandTemplate` for a flat template (`isFlatTemplate`), whose expansion takes time linear in the template and the
+ * prompt, so it may run on any thread; undefined for any other, having only parsed it.
+ */
+export function expandFlatTemplate(template: string, payload: Record<string, unknown>, maxPromptBytes: number): Expanded | undefined {
+  return expand(template, payload, maxPromptBytes, isFlat);
+}
+
+/** Parses once, and expands when `accepted` says so of the tokens. */
+function expand(template: string, payload: Record<string, unknown>, maxPromptBytes: number, accepted: (tokens: Token[]) => boolean): Expanded | undefined {
+  // A writer per call: Mustache's default writer keeps every template it ever parsed. Its own cache makes `render`
+  // reuse the tokens `parse` made.
   const writer = new BoundedWriter(maxPromptBytes);
   try {
+    const tokens = writer.parse(template) as Token[];
+    if (!accepted(tokens)) return undefined;
+    const view = { ...payload, '@payload': JSON.stringify(payload) };
     // The walk first, as Mustache's lookup may change the payload: it calls the inherited methods it finds (`{{#reverse}}`).
-    const missing = missingPlaceholders(writer.parse(template) as Token[], view);
+    const missing = missingPlaceholders(tokens, view);
     // No partials: a prototype-less map, so `{{> constructor}}` finds nothing instead of an inherited function.
     return { prompt: writer.render(template, view, Object.create(null) as Record<string, string>, RAW), missing };
   } catch (err) {
@@ -35,6 +57,7 @@ export function expandTemplate(template: string, payload: Record<string, unknown
 
 /** What a flat template is made of: text, placeholders (escaped or not), comments and delimiter changes. */
 const FLAT_TOKENS = new Set(['text', 'name', '&', '!', '=']);
+const isFlat = (tokens: Token[]) => tokens.every(([type]) => FLAT_TOKENS.has(type));
 
 /**
  * Whether a template is flat: no sections, inverted sections or partials. Expanding a flat template takes time linear
@@ -43,8 +66,7 @@ const FLAT_TOKENS = new Set(['text', 'name', '&', '!', '=']);
  */
 export function isFlatTemplate(template: string): boolean {
   try {
-    // A writer of its own: Mustache's default one keeps every template it ever parsed.
-    return (new Mustache.Writer().parse(template) as Token[]).every(([type]) => FLAT_TOKENS.has(type));
+    return isFlat(new Mustache.Writer().parse(template) as Token[]);
   } catch {
     return false;
   }

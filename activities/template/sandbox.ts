@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { Piscina } from 'piscina';
-import { expandTemplate, isFlatTemplate } from './expand';
+import { expandFlatTemplate } from './expand';
 import { TemplateFailure } from './failure';
 import type { ExpandOutcome, ExpandTask, StartedMessage } from './render-thread';
 
@@ -29,7 +29,7 @@ export interface TemplateSandboxOptions {
 
 const MiB = 1024 * 1024;
 /**
- * A flat template (expand.ts, isFlatTemplate) at most this long, with trigger data at most INLINE_PAYLOAD_CHARS,
+ * A flat template (expand.ts, expandFlatTemplate) at most this long, with trigger data at most INLINE_PAYLOAD_CHARS,
  * expands on the calling thread: in time linear in both, less than the hand-off to a thread would cost.
  */
 const INLINE_TEMPLATE_CHARS = 16 * 1024;
@@ -73,8 +73,9 @@ export function createTemplateSandbox({ timeoutMs, maxPromptBytes, threads = 2 }
   return {
     async expand(template, payload) {
       if (closed) throw new Error('the template sandbox is closed');
-      if (template.length <= INLINE_TEMPLATE_CHARS && withinChars(payload, INLINE_PAYLOAD_CHARS) && isFlatTemplate(template)) {
-        return expandTemplate(template, payload, maxPromptBytes);
+      if (template.length <= INLINE_TEMPLATE_CHARS && withinChars(payload, INLINE_PAYLOAD_CHARS)) {
+        const expanded = expandFlatTemplate(template, payload, maxPromptBytes);
+        if (expanded) return expanded;
       }
       const id = nextId++;
       const abort = new AbortController();
