@@ -1,5 +1,5 @@
 import type { Models } from '../src/store/models';
-import { findRun, recordOpenProgress } from '../src/store/runs';
+import { findRun, recordOpenProgress, type RunProgress } from '../src/store/runs';
 import { maxTokensFor, type TaskVersionRecord } from '../src/store/tasks';
 import { LEVEL } from '../workflows/constants';
 import { runFailure } from '../workflows/failures';
@@ -32,9 +32,9 @@ export interface PrepareInput {
  */
 export interface Opening {
   started: StartedRun;
-  /** The conversation so far: the prompt, message 0. */
-  messages: Message[];
-  /** The same, resolved: what the first model call is given (the store has it only once `open` has written it). */
+  /** The write `open` makes: `running`, the first entries (`started.entries`) and the prompt as message 0. */
+  progress: RunProgress & { messages: { from: 0; items: Message[] } };
+  /** The prompt, resolved: what the first model call is given (the store has it only once `open` has written it). */
   conversation: Turn[];
   /**
    * Records the run as `running` with its first entries and the prompt as message 0, in one write; throws RunClosed
@@ -88,14 +88,13 @@ export function createPrepare(parts: {
       entries,
       at: now,
     };
+    const progress = { status: 'running' as const, modifiedAt: now, entries: { from: 0, items: entries }, messages: { from: 0 as const, items: messages } };
     const open = async () => {
       // A run closed before its workflow got here (cancelled before it started, while a trigger started it) stays closed.
-      if (!(await recordOpenProgress(models, input.run, { status: 'running', modifiedAt: now, entries: { from: 0, items: entries }, messages: { from: 0, items: messages } }))) {
-        throw runFailure('RunClosed', 'the run had already ended');
-      }
+      if (!(await recordOpenProgress(models, input.run, progress))) throw runFailure('RunClosed', 'the run had already ended');
       await contents.saved(input.run, 0, messages);
     };
-    return { started, messages, conversation: [{ role: 'user', text: expanded.prompt }], open };
+    return { started, progress, conversation: [{ role: 'user', text: expanded.prompt }], open };
   };
 }
 

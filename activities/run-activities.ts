@@ -57,24 +57,18 @@ export function createRunActivities(deps: ActivityDeps) {
    * `abortRunCalls` when they run in the process that runs the workflow (usually: one worker, or the same sticky
    * worker). Elsewhere Temporal's own cancellation reaches them with their next heartbeat.
    */
-  const inFlight = new Map<string, Set<{ abort: AbortController; done: Promise<unknown> }>>();
+  const inFlight = new Map<string, Set<{ abort: () => void; done: Promise<unknown> }>>();
   const tracked = async <T>(run: RunRef, work: (signal: AbortSignal) => Promise<T>): Promise<T> => {
-    const abort = new AbortController();
+    // The call's one signal: Temporal's cancellation (delivered with a heartbeat), or `abortRunCalls`.
+    const stop = linkedAbort([Context.current().cancellationSignal]);
     let calls = inFlight.get(run.id);
     if (!calls) inFlight.set(run.id, (calls = new Set()));
-    const done = heartbeating(async (cancelled) => {
-      const call = linkedAbort([cancelled, abort.signal]);
-      try {
-        return await work(call.signal);
-      } finally {
-        call.release();
-      }
-    });
-    const call = { abort, done };
+    const call = { abort: stop.abort, done: heartbeating(() => work(stop.signal)) };
     calls.add(call);
     try {
-      return await done;
+      return await call.done;
     } finally {
+      stop.release();
       calls.delete(call);
       if (calls.size === 0) inFlight.delete(run.id);
     }
@@ -192,7 +186,7 @@ export function createRunActivities(deps: ActivityDeps) {
      */
     async abortRunCalls(input: { run: RunRef }): Promise<number> {
       const calls = [...(inFlight.get(input.run.id) ?? [])];
-      for (const call of calls) call.abort.abort();
+      for (const call of calls) call.abort();
       let waited: NodeJS.Timeout | undefined;
       await Promise.race([Promise.allSettled(calls.map((c) => c.done)), new Promise((r) => (waited = setTimeout(r, ABORT_WAIT_MS)))]);
       clearTimeout(waited);
@@ -277,7 +271,7 @@ export function createRunActivities(deps: ActivityDeps) {
         models,
         input.run,
         opening
-          ? { status: 'ready', modifiedAt: finishedAt, entries: { from: 0, items: [...opening.started.entries, final] }, messages: { from: 0, items: opening.messages }, usage }
+          ? { ...opening.progress, status: 'ready', modifiedAt: finishedAt, entries: { from: 0, items: [...opening.progress.entries.items, final] }, usage }
           : { status: 'ready', modifiedAt: finishedAt, entries: { from: input.entriesFrom, items: [final] }, usage },
       );
       if (!written) {
@@ -337,12 +331,12 @@ export function createRunActivities(deps: ActivityDeps) {
   }
 
   /** Runs a remote activity's work, heartbeating while it waits so a lost worker is noticed within the heartbeat timeout. */
-  async function heartbeating<T>(work: (signal: AbortSignal) => Promise<T>): Promise<T> {
+  async function heartbeating<T>(work: () => Promise<T>): Promise<T> {
     const ctx = Context.current();
     // A third of the heartbeat timeout: a call shorter than that sends none (the SDK also spaces them out).
     const beat = setInterval(() => ctx.heartbeat(), Math.max(200, (ctx.info.heartbeatTimeoutMs ?? 30_000) / 3));
     try {
-      return await work(ctx.cancellationSignal);
+      return await work();
     } finally {
       clearInterval(beat);
     }

@@ -29,6 +29,12 @@ describe('a call’s linked abort signal', () => {
     expect((signal.reason as Error).message).to.equal('run cancelled');
   });
 
+  it('aborts when told to, with an AbortError', () => {
+    const call = linkedAbort([new AbortController().signal]);
+    call.abort();
+    expect((call.signal.reason as DOMException).name).to.equal('AbortError');
+  });
+
   it('is aborted at once when a source already is', () => {
     const a = new AbortController();
     a.abort('gone');
