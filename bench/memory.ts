@@ -143,18 +143,19 @@ export function memoryBench({ stack, runs, run, log }: MemoryBenchDeps) {
       const apiHeap = heapGrowth(summarizeHeap(first), summarizeHeap(last), TOP_CLASSES, false);
       const [at1000, at5000, at20000] = points as [MemoryPoint, MemoryPoint, MemoryPoint];
       const rss = (p: MemoryPoint): Rss => ({ api: round(p.api.rssMb), worker: round(p.worker.rssMb) });
-      const growth = (to: MemoryPoint): Rss => ({ api: round(to.api.rssMb / at1000.api.rssMb - 1, 2), worker: round(to.worker.rssMb / at1000.worker.rssMb - 1, 2) });
-      const [from, to] = [at1000.rssAtFirstSample, at20000.rssAtFirstSample];
+      const grown = (from: Rss, to: Rss): Rss => ({ api: round(to.api / from.api - 1, 2), worker: round(to.worker / from.worker - 1, 2) });
+      const lowest = (p: MemoryPoint): Rss => ({ api: p.api.rssMb, worker: p.worker.rssMb });
+      const growth = grown(lowest(at1000), lowest(at20000));
       const verdict = (g: number) => (g <= FLAT ? 'met' : 'not met');
       return {
         firstAfterRuns: at1000.runs,
         after1000: rss(at1000),
         after5000: rss(at5000),
         after20000: rss(at20000),
-        growth: growth(at20000),
-        growthTo5000: growth(at5000),
-        growthAtFirstSample: { api: round(to.api / from.api - 1, 2), worker: round(to.worker / from.worker - 1, 2) },
-        verdict: { api: verdict(growth(at20000).api), worker: verdict(growth(at20000).worker) },
+        growth,
+        growthTo5000: grown(lowest(at1000), lowest(at5000)),
+        growthAtFirstSample: grown(at1000.rssAtFirstSample, at20000.rssAtFirstSample),
+        verdict: { api: verdict(growth.api), worker: verdict(growth.worker) },
         start: start!,
         points,
         apiRssAfterSnapshotMb: round(apiRssAfterSnapshotMb),
