@@ -17,8 +17,9 @@ import { getStack, type RunningWorker } from '../helpers/stack';
  */
 describe('runs: the writes of a run\'s record by its worker', () => {
   let db: Db;
-  /** The worker's updates of run records, by run id. */
+  /** The worker's updates of run records, by run id; and the status each of them set. */
   const writes = new Map<string, string[]>();
+  const statuses = new Map<string, string[]>();
 
   before(async () => {
     const conn = mongoose.createConnection(getStack().config.MONGO_URL, { monitorCommands: true, autoIndex: false });
@@ -27,8 +28,11 @@ describe('runs: the writes of a run\'s record by its worker', () => {
     conn.getClient().on('commandStarted', (e: CommandStartedEvent) => {
       const command = e.command as Record<string, any>;
       if (command[e.commandName] !== 'runs') return;
-      const id = e.commandName === 'update' ? command.updates?.[0]?.q?._id : e.commandName === 'findAndModify' ? command.query?._id : undefined;
-      if (typeof id === 'string') writes.set(id, [...(writes.get(id) ?? []), e.commandName]);
+      const [id, set] =
+        e.commandName === 'update' ? [command.updates?.[0]?.q?._id, command.updates?.[0]?.u?.$set] : e.commandName === 'findAndModify' ? [command.query?._id, command.update?.$set] : [];
+      if (typeof id !== 'string') return;
+      writes.set(id, [...(writes.get(id) ?? []), e.commandName]);
+      statuses.set(id, [...(statuses.get(id) ?? []), String(set?.status)]);
     });
   });
   after(() => db.close());
@@ -53,7 +57,7 @@ describe('runs: the writes of a run\'s record by its worker', () => {
       await server.close();
       await worker.stop();
     };
-    return { api, trigger, stop };
+    return { api, trigger, stop, username };
   }
 
   it('writes a run whose model answers before the delay once: its start and its end together', async () => {
@@ -116,6 +120,43 @@ describe('runs: the writes of a run\'s record by its worker', () => {
       ]);
       // The start (before the first call returns), then the turn's entries; the second call writes the end.
       expect(writes.get(run.id)).to.deep.equal(['update', 'update', 'findAndModify']);
+    } finally {
+      await stop();
+    }
+  });
+
+  it('ends a run cancelled before its start was written with its first entries and the cancel, each once', async () => {
+    const { api, trigger, stop, username } = await setUp({ RUN_START_WRITE_DELAY_MS: '10000' });
+    try {
+      getStack().fake.script(() => ({ hang: true }));
+      const run = await trigger('cancelled');
+      await until('the model call', () => getStack().fake.requests.length > 0);
+      expect((await findRun(db.models, run.id))!.status, 'the start not written yet').to.equal('pending');
+      expect(writes.get(run.id), 'nothing written by the worker yet').to.equal(undefined);
+      expect((await api.post(`${new URL(run.url).pathname}/cancel`)).status).to.equal(202);
+      const read = await waitForRun(api, run.url);
+      expect(read.status).to.equal('error');
+      // The workflow, not having heard what its first call prepared, prepares the run again before writing the cancel.
+      expect(read.results.map((e: { msg: string }) => e.msg)).to.deep.equal(['run started', 'prompt', `cancelled by ${username}`]);
+    } finally {
+      await stop();
+    }
+  });
+
+  it('leaves the record of a run terminated before its start was written as it was closed, when the call writes the start late', async () => {
+    // A call learns that its workflow was terminated at its next heartbeat (every 10 s here): its start's write comes
+    // first, at the delay.
+    const { api, trigger, stop } = await setUp({ RUN_START_WRITE_DELAY_MS: '4000' });
+    try {
+      getStack().fake.script(() => ({ hang: true }));
+      const run = await trigger('terminated');
+      await until('the model call', () => getStack().fake.requests.length > 0);
+      await getStack().temporal.workflow.getHandle(run.id).terminate('stopped by the operator');
+      const read = await waitForRun(api, run.url);
+      expect(read.results.map((e: { error?: string }) => e.error)).to.deep.equal(['terminated: stopped by the operator']);
+      const closed = await findRun(db.models, run.id);
+      await until('the call\'s write of the start', () => statuses.get(run.id)?.includes('running'));
+      expect(await findRun(db.models, run.id), 'the closed record, unchanged').to.deep.equal(closed);
     } finally {
       await stop();
     }
