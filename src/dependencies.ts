@@ -1,24 +1,24 @@
+import { status } from '@grpc/grpc-js';
+import { isGrpcServiceError } from '@temporalio/client';
 import type { Dependency } from './errors';
 import { isMongoUnavailable } from './store/connect';
 
-type Cause = { name?: string; cause?: unknown; code?: unknown } | null | undefined;
-
 /**
- * gRPC codes that say Temporal did not answer: 4 DEADLINE_EXCEEDED, 8 RESOURCE_EXHAUSTED, 14 UNAVAILABLE, and 1
- * CANCELLED, which is what a call cut by its deadline while the SDK waited to retry it ends with.
+ * gRPC codes that say Temporal did not answer: DEADLINE_EXCEEDED, RESOURCE_EXHAUSTED, UNAVAILABLE, and CANCELLED,
+ * which is what a call cut by its deadline while the SDK waited to retry it ends with.
  */
-const UNANSWERED = [1, 4, 8, 14];
+const UNANSWERED: ReadonlySet<number> = new Set([status.CANCELLED, status.DEADLINE_EXCEEDED, status.RESOURCE_EXHAUSTED, status.UNAVAILABLE]);
 
-/** The gRPC status code of an error, as the SDK wraps it (a ServiceError's cause) or bare (code and details). */
-const grpcCode = (e: NonNullable<Cause>): unknown => (e.name === 'ServiceError' ? (e.cause as Cause)?.code : typeof e.code === 'number' && 'details' in e ? e.code : undefined);
+/** How deep in an error's causes the gRPC error may be (the SDK wraps it once or twice, e.g. an update's RPC timeout). */
+const MAX_DEPTH = 4;
 
 /**
- * Which dependency an error says did not answer: Temporal (gRPC deadline, unavailable) or MongoDB. The gRPC error may
- * be a cause a few levels down (an update whose RPC timed out: WorkflowUpdateRPCTimeoutOrCancelledError wraps it).
+ * Which dependency an error says did not answer: Temporal (a gRPC error of the codes above, anywhere in its first few
+ * causes: the SDK's ServiceError and WorkflowUpdateRPCTimeoutOrCancelledError wrap it) or MongoDB.
  */
 export function unavailableDependency(err: unknown): Dependency | undefined {
-  for (let e = err as Cause, depth = 0; e && typeof e === 'object' && depth < 4; e = e.cause as Cause, depth++) {
-    if (UNANSWERED.includes(Number(grpcCode(e)))) return 'temporal';
+  for (let e: unknown = err, depth = 0; e instanceof Error && depth < MAX_DEPTH; e = e.cause, depth++) {
+    if (isGrpcServiceError(e) && UNANSWERED.has(e.code)) return 'temporal';
   }
   if (isMongoUnavailable(err)) return 'mongodb';
   return undefined;

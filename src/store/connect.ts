@@ -25,7 +25,10 @@ export async function connectDb(url: string, options: { timeoutMs?: number } = {
   return { conn, models, close: () => conn.close() };
 }
 
-/** FerretDB on SQLite under write contention: "database is locked (SQLITE_BUSY)"; the same write may succeed next. */
+/**
+ * FerretDB on SQLite under write contention: "database is locked (SQLITE_BUSY)"; the same write may succeed next.
+ * FerretDB sends it as a generic server error, so its message is all there is to tell it by.
+ */
 export const isBusy = (err: unknown) => /SQLITE_BUSY|database is locked/.test(String((err as { message?: string } | null)?.message ?? ''));
 
 /** Runs a write, trying again (up to 5 times, with a short growing pause) while the database says it is busy. */
@@ -40,15 +43,29 @@ export async function retryWhileBusy<T>(write: () => Promise<T>): Promise<T> {
   }
 }
 
-const UNAVAILABLE = /^(Mongo(?:ose)?(Network|NetworkTimeout|ServerSelection|WaitQueueTimeout|PoolCleared|OperationTimeout|TopologyClosed|NotConnected)Error|PoolClearedOnNetworkError|PoolClearedError)$/;
+const { MongoNetworkError, MongoServerSelectionError, MongoOperationTimeoutError, MongoTopologyClosedError, MongoNotConnectedError, MongoServerError } = mongoose.mongo;
+
+/**
+ * The driver's errors that say the server did not answer or cannot be reached (MongoNetworkError covers its timeouts
+ * and cleared pools). Two have no class to test: the driver's wait-queue timeout is not exported (its name is
+ * stable), and mongoose's buffering timeout is a plain MongooseError told only by its message.
+ */
+const isUnansweredDriverError = (e: unknown): boolean =>
+  e instanceof MongoNetworkError ||
+  e instanceof MongoServerSelectionError ||
+  e instanceof MongoOperationTimeoutError ||
+  e instanceof MongoTopologyClosedError ||
+  e instanceof MongoNotConnectedError ||
+  e instanceof mongoose.Error.MongooseServerSelectionError ||
+  (e instanceof Error && (e.name === 'MongoWaitQueueTimeoutError' || (e.name === 'MongooseError' && /buffering timed out/.test(e.message))));
 
 /** MongoDB (or FerretDB) did not answer in time, or cannot be reached: the request may succeed if retried. */
 export const isMongoUnavailable = (err: unknown): boolean => {
-  for (let e = err as { name?: string; message?: string; cause?: unknown } | null | undefined, depth = 0; e && depth < 4; e = e.cause as typeof e, depth++) {
-    if (isBusy(e) || UNAVAILABLE.test(e.name ?? '') || /buffering timed out/.test(String(e.message ?? ''))) return true;
+  for (let e: unknown = err, depth = 0; e instanceof Error && depth < 4; e = e.cause, depth++) {
+    if (isBusy(e) || isUnansweredDriverError(e)) return true;
   }
   return false;
 };
 
-/** true when the error is a duplicate key (E11000) from a unique index. */
-export const isDuplicateKey = (err: unknown) => (err as { code?: number } | null)?.code === 11000;
+/** true when the error is a duplicate key (E11000) from a unique index (a bulk write's error carries the code too). */
+export const isDuplicateKey = (err: unknown) => (err instanceof MongoServerError || err instanceof mongoose.mongo.MongoBulkWriteError) && err.code === 11000;

@@ -1,4 +1,5 @@
 import crypto from 'node:crypto';
+import { isDuplicateKey } from './connect';
 import type { Models } from './models';
 import { sha256 } from './secrets';
 
@@ -15,15 +16,15 @@ export async function ensureUser(models: Models, username: string, now = new Dat
     { username },
     { $setOnInsert: { username, emails: [], created_at: now } },
     { upsert: true },
-  ).catch((err: { code?: number }) => {
-    if (err.code !== 11000) throw err;
+  ).catch((err: unknown) => {
+    if (!isDuplicateKey(err)) throw err;
   });
   await models.Profile.updateOne(
     { owner: username, name: 'default' },
     { $setOnInsert: { owner: username, name: 'default', description: '', is_public: false, created_at: now, modified_at: now } },
     { upsert: true },
-  ).catch((err: { code?: number }) => {
-    if (err.code !== 11000) throw err;
+  ).catch((err: unknown) => {
+    if (!isDuplicateKey(err)) throw err;
   });
 }
 

@@ -36,7 +36,8 @@ function toPublicError(err: unknown): { status: number; code: string; message: s
       return { status: 413, code: 'payload_too_large', message: 'body: larger than the limit' };
     }
     if (status === 415) return { status: 415, code: 'unsupported_media_type', message: e.message ?? 'unsupported content type' };
-    if (e.type === 'entity.parse.failed' || /JSON|Unexpected|parse/i.test(e.message ?? '')) {
+    // raw-body / co-body name a parse failure by `type`; a JSON.parse of our own throws a SyntaxError.
+    if (e.type === 'entity.parse.failed' || err instanceof SyntaxError) {
       return { status: 400, code: 'invalid_json', message: 'body: not valid JSON' };
     }
     return { status, code: 'invalid_request', message: e.expose && e.message ? e.message : 'bad request' };
