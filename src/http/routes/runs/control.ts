@@ -3,6 +3,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import { conflict, notFound } from '../../../errors';
 import { findRun, type RunRecord } from '../../../store/runs';
 import { closeAndAnnounce, closeFromWorkflow, closedStatusName, GONE_REASON } from '../../../temporal/run-endings';
+import { describeRunExecution } from '../../../temporal/run-executions';
 import type { AnnounceDeps } from '../../../temporal/webhook-start';
 import { approvalUpdate, cancelSignal } from '../../../../workflows/run-task';
 import { APPROVAL_FAILURE, isTerminal } from '../../../../workflows/constants';
@@ -72,22 +73,47 @@ export function runControl(deps: AnnounceDeps, changed: (runId: string) => void)
     /** Decides approval `approvalId`: 404 when the run never asked it, 409 `approval_decided` once decided. */
     async decide(id: RunIdentity, approvalId: string, decision: ApprovalBody, by: string): Promise<void> {
       const record = await liveRecord(id);
+      const handle = temporal.workflow.getHandle(record._id);
+      const send = () => handle.executeUpdate(approvalUpdate, { args: [{ id: approvalId, approve: decision.approve, reason: decision.reason, by }] });
       try {
-        await temporal.workflow.getHandle(record._id).executeUpdate(approvalUpdate, { args: [{ id: approvalId, approve: decision.approve, reason: decision.reason, by }] });
+        await send();
       } catch (err) {
         // Not started yet (or its start is under way): it cannot have asked for an approval. Left as it is.
         if (err instanceof WorkflowNotFoundError && !record.started) throw notFound(`approval "${approvalId}" of run "${id.run}"`);
         if (err instanceof WorkflowNotFoundError) return withoutWorkflow(record, id, undefined);
         if (!(err instanceof WorkflowUpdateFailedError)) throw err;
-        const type = err.cause instanceof ApplicationFailure ? err.cause.type : undefined;
-        if (type === APPROVAL_FAILURE.unknown) throw notFound(`approval "${approvalId}" of run "${id.run}"`);
-        if (type === APPROVAL_FAILURE.decided) throw conflict(err.cause!.message, 'approval_decided');
-        if (type === APPROVAL_FAILURE.closed) throw runClosed(id.run);
-        throw err;
+        const answer = runsAnswer(err, id, approvalId);
+        if (answer) throw answer;
+        // Not the run's answer: the server rejected the update because the workflow closed (or completed a task)
+        // before a worker took it: a decision landing as the run ends. Nothing was decided. A run that has ended
+        // answers 409; one still running is asked once more, and answers as the run does.
+        if (!(await isRunning(record._id))) throw runClosed(id.run);
+        try {
+          await send();
+        } catch (again) {
+          if (again instanceof WorkflowNotFoundError) return withoutWorkflow(record, id, undefined);
+          if (!(again instanceof WorkflowUpdateFailedError)) throw again;
+          throw runsAnswer(again, id, approvalId) ?? runClosed(id.run);
+        }
       }
       changed(record._id);
     },
   };
+
+  /** The run's own answer to a decision (the update's validator: APPROVAL_FAILURE), as the API's; undefined for another failure. */
+  function runsAnswer(err: WorkflowUpdateFailedError, id: RunIdentity, approvalId: string) {
+    const type = err.cause instanceof ApplicationFailure ? err.cause.type : undefined;
+    if (type === APPROVAL_FAILURE.unknown) return notFound(`approval "${approvalId}" of run "${id.run}"`);
+    if (type === APPROVAL_FAILURE.decided) return conflict(err.cause!.message, 'approval_decided');
+    if (type === APPROVAL_FAILURE.closed) return runClosed(id.run);
+    return undefined;
+  }
+
+  /** Whether the run's workflow is still running (false when it has closed or is gone). */
+  async function isRunning(workflowId: string): Promise<boolean> {
+    const execution = await describeRunExecution(temporal, workflowId);
+    return execution?.running ?? false;
+  }
 }
 
 export type RunControl = ReturnType<typeof runControl>;
