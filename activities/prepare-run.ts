@@ -1,5 +1,6 @@
 import type { Models } from '../src/store/models';
-import { findRun, recordOpenProgress, type RunProgress } from '../src/store/runs';
+import { recordProgress } from '../src/runs/recorder';
+import { findRun, type RunProgress } from '../src/store/runs';
 import { maxTokensFor, type TaskVersionRecord } from '../src/store/tasks';
 import { LEVEL } from '../workflows/constants';
 import { runFailure } from '../workflows/failures';
@@ -91,7 +92,7 @@ export function createPrepare(parts: {
     const progress = { status: 'running' as const, modifiedAt: now, entries: { from: 0, items: entries }, messages: { from: 0 as const, items: messages } };
     const open = async () => {
       // A run closed before its workflow got here (cancelled before it started, while a trigger started it) stays closed.
-      if (!(await recordOpenProgress(models, input.run, progress))) throw runFailure('RunClosed', 'the run had already ended');
+      if (!(await recordProgress(models, input.run, progress)).written) throw runFailure('RunClosed', 'the run had already ended');
       await contents.saved(input.run, 0, messages);
     };
     return { started, progress, conversation: [{ role: 'user', text: expanded.prompt }], open };

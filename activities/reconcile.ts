@@ -1,5 +1,6 @@
 import { Context } from '@temporalio/activity';
-import { clearDeferredStart, closeRun, deferredStarts, findRun } from '../src/store/runs';
+import { recordOutsideEnd } from '../src/runs/recorder';
+import { clearDeferredStart, deferredStarts, findRun } from '../src/store/runs';
 import { findTask } from '../src/store/tasks';
 import { closeFromWorkflow, type ClosedStatus } from '../src/temporal/run-endings';
 import { liveRunLifetimeMs, startFromRecord } from '../src/temporal/start-run';
@@ -29,7 +30,7 @@ export function createReconcileActivities(deps: ActivityDeps) {
       if (task && task._id.equals(record.task_id)) {
         await startFromRecord({ models, temporal: deps.temporal, config: deps.config }, record, task);
         started = 1;
-      } else if (await closeRun(models, record._id, 'the task was deleted before the run could start')) {
+      } else if ((await recordOutsideEnd(models, record._id, 'the task was deleted before the run could start')).written) {
         await announceRunClosed({ models, temporal: deps.temporal, logger: deps.logger, config: deps.config }, record._id);
       }
     }
@@ -42,7 +43,7 @@ export function createReconcileActivities(deps: ActivityDeps) {
     const { models } = deps.db;
     const reason = `the run could not be started (its start kept failing for over ${Math.ceil(deps.config.RUN_TIMEOUT_MS / 60_000)} min)`;
     try {
-      if (await closeRun(models, runId, reason)) await announceRunClosed({ models, temporal: deps.temporal, logger: deps.logger, config: deps.config }, runId);
+      if ((await recordOutsideEnd(models, runId, reason)).written) await announceRunClosed({ models, temporal: deps.temporal, logger: deps.logger, config: deps.config }, runId);
       await clearDeferredStart(models, runId);
       deps.logger.error({ run: runId }, 'reconciler gave up starting a deferred run and ended it');
     } catch (err) {

@@ -1,7 +1,8 @@
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { storeText } from '../src/store/run-content';
-import { findOpenRecord, recordOpenEnd, recordOpenProgress, type RunProgress, type WrittenRun } from '../src/store/runs';
+import { recordProgress, type Recorded } from '../src/runs/recorder';
+import { findOpenRecord, type RunProgress } from '../src/store/runs';
 import { findTaskVersion, openTaskKey, type TaskVersionRecord } from '../src/store/tasks';
 import { createTtlCache } from '../src/ttl-cache';
 import { announceRunClosed } from '../src/temporal/webhook-start';
@@ -75,20 +76,6 @@ export function createRunActivities(deps: ActivityDeps) {
   };
 
   /**
-   * Whether the record, found closed by a write, holds exactly that write (an earlier attempt of it whose answer was
-   * lost, or a replay): the write then counts as done, not as a close by another writer.
-   */
-  const landedBefore = async (run: RunRef, progress: RunProgress): Promise<boolean> => {
-    const record = await models.Run.collection.findOne({ _id: run.id as never }, { projection: { status: 1, entry_count: 1, created_at: 1 } });
-    return (
-      !!record &&
-      record.created_at.getTime() === run.createdAt &&
-      record.status === progress.status &&
-      record.entry_count === progress.entries.from + progress.entries.items.length
-    );
-  };
-
-  /**
    * A write found the run's record closed: whoever closed it (an earlier attempt of this write whose answer was lost,
    * a call the workflow did not hear, a close from outside) may have stopped before announcing it. Announcing is
    * idempotent, so it is done again: the run's place and webhook are never left. Throws (the write is retried) when
@@ -105,19 +92,19 @@ export function createRunActivities(deps: ActivityDeps) {
      */
     async recordRun(input: RunProgress & { run: RunRef; transition?: boolean }): Promise<boolean> {
       const { run, transition: _transition, ...progress } = input;
-      // A closed record is left as it is, and the workflow told (it may not know it was closed: see callModel).
-      const end = isTerminal(progress.status);
-      const written = end ? await recordOpenEnd(models, run, progress) : await recordOpenProgress(models, run, progress);
-      if (!written) {
+      const recorded = await recordProgress(models, run, progress);
+      if (!recorded.written || recorded.earlier) {
+        // Found closed (the workflow may not know: see callModel), or this very write landed before (an attempt
+        // whose answer was lost, a replay): whoever closed it may have stopped before announcing it.
         await announceClosed(run);
-        // This very write, landed before (an attempt whose answer was lost, a replay): written, not closed elsewhere.
-        return landedBefore(run, progress);
+        return recorded.written;
       }
+      const end = isTerminal(progress.status);
       // An ended run's conversation is not read again: its copy goes, rather than growing by the last messages.
       if (end) contents.forget(run);
       else if (progress.messages) await contents.saved(run, progress.messages.from, progress.messages.items);
       // Retried (a local activity) while the close can be neither announced nor noted for the reconciler.
-      if (end && !(await announceRunClosed(closed, run.id, typeof written === 'object' ? written : undefined))) throw new Error('the store did not answer: the run\'s close could not be announced');
+      if (end && !(await announceRunClosed(closed, run.id, recorded.closed))) throw new Error('the store did not answer: the run\'s close could not be announced');
       return true;
     },
 
@@ -265,21 +252,16 @@ export function createRunActivities(deps: ActivityDeps) {
     signal.throwIfAborted();
     const finishedAt = Date.now();
     const final = finalEntry(turn.text);
-    let written: WrittenRun | null;
+    let recorded: Recorded;
     try {
-      written = await recordOpenEnd(
+      recorded = await recordProgress(
         models,
         input.run,
         opening
           ? { ...opening.progress, status: 'ready', modifiedAt: finishedAt, entries: { from: 0, items: [...opening.progress.entries.items, final] }, usage }
           : { status: 'ready', modifiedAt: finishedAt, entries: { from: input.entriesFrom, items: [final] }, usage },
       );
-      if (!written) {
-        await announceClosed(input.run);
-        throw runFailure('RunClosed', 'the run had already ended');
-      }
     } catch (err) {
-      if (err instanceof ApplicationFailure) throw err;
       // The model has answered: failing now would call it again. The workflow records the end instead (its own
       // write, retried), at the same entry, so a write of this one applied late (a stalled store) says the same.
       deps.logger.warn({ run: input.run.id, err }, 'could not record the run\'s end with its final answer; the workflow records it');
@@ -289,10 +271,14 @@ export function createRunActivities(deps: ActivityDeps) {
       await opening?.open();
       return turn;
     }
+    if (!recorded.written) {
+      await announceClosed(input.run);
+      throw runFailure('RunClosed', 'the run had already ended');
+    }
     contents.forget(input.run);
     // Neither announced nor noted for the reconciler (the store stopped answering): the workflow records the end
     // itself, and its write, finding the record closed, announces it (retried until it can).
-    if (!(await announceRunClosed(closed, input.run.id, written))) return turn;
+    if (!(await announceRunClosed(closed, input.run.id, recorded.closed))) return turn;
     return { ...turn, finishedAt };
   }
 

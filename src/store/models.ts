@@ -120,6 +120,8 @@ const run = new Schema(
      * applies concurrent updates of one document as read-modify-write, so two writers would lose each other's fields.
      */
     started: { type: Boolean, default: false },
+    /** The versions of its pages past the first that the record has committed (run-content.ts PageVersions). */
+    page_versions: { type: Schema.Types.Mixed },
     /** Its place among its owner's live runs (store/live-runs.ts), given back at its close; absent when none was taken. */
     live_slot: { type: Number },
     created_at: { type: Date, required: true },
@@ -137,6 +139,21 @@ const runPage = new Schema(
     run: { type: String, required: true, index: true },
     e: { type: Schema.Types.Mixed },
     m: { type: Schema.Types.Mixed },
+  },
+  opts,
+);
+
+/**
+ * A run's end, claimed before it is written to the record (runs.ts claimRunEnd): `_id` `<run _id>@<created_at ms>`.
+ * Its unique `_id` makes the first end of a run the only one, on FerretDB too, whose updates of one document are not
+ * atomic with their filters; `set_json` (EJSON) is the record's update, which anyone finding the claim may apply.
+ */
+const runEnd = new Schema(
+  {
+    _id: { type: String, required: true },
+    run: { type: String, required: true, index: true },
+    set_json: { type: String, required: true },
+    at: { type: Date, required: true },
   },
   opts,
 );
@@ -289,6 +306,7 @@ export function registerModels(conn: Connection) {
     Run: conn.model('Run', run, 'runs'),
     RunPage: conn.model('RunPage', runPage, 'run_pages'),
     RunBlob: conn.model('RunBlob', runBlob, 'run_blobs'),
+    RunEnd: conn.model('RunEnd', runEnd, 'run_ends'),
     ServiceState: conn.model('ServiceState', serviceState, 'service_state'),
     DeferredStart: conn.model('DeferredStart', deferredStart, 'deferred_starts'),
     LiveRun: conn.model('LiveRun', liveRun, 'live_runs'),

@@ -1,3 +1,4 @@
+import crypto from 'node:crypto';
 import type { ContentRef, HeldEntry, ResultEntry, Text } from '../../workflows/types';
 import { retryWhileBusy } from './connect';
 import type { Models } from './models';
@@ -5,10 +6,11 @@ import type { Models } from './models';
 /**
  * A run's contents besides its record, each document bounded whatever the run:
  * - entries and conversation messages in pages of PAGE_SIZE: page 0 in the run record (`results`, `messages`),
- *   pages 1.. in `run_pages` (`<run>#p<n>`, fields `e` and `m`: index within the page → item);
+ *   pages 1.. in `run_pages` (`<run>#p<n>.<e|m>.<version>`, field `e` or `m`: index within the page → item; the
+ *   record names the version it committed, PageVersions);
  * - texts larger than the inline limit in `run_blobs`, in parts of PART_CHARS (`<run>#<key>@<part>`).
  * Every document is found by `_id` (FerretDB pushes down nothing else) and carries `run` so it goes with its run.
- * Items are written at fixed indices with `$set`, so writing one again (a retried activity) changes nothing.
+ * Writing the same items again (a retried activity) writes the same documents: nothing changes.
  */
 export const PAGE_SIZE = 32;
 /** Characters per blob part: at most 3 bytes each in UTF-8, so a part stays under a MiB. */
@@ -62,10 +64,23 @@ function splitParts(text: string): string[] {
 }
 
 /**
- * Writes items at indices `from`… of pages 1.. (indices below PAGE_SIZE are the record's: see runs.ts). Returns
- * the `$set` of the record's own page for the caller to write with the record, so one write serves a small run.
+ * Which version of each page past the first a record has committed: `{ e<n>: version, m<n>: version }` (the record's
+ * `page_versions`). A page's document is never changed once written: a write that adds to a page writes the page
+ * anew under a version of its own (a hash of its items, so the same write made again writes the same document), and
+ * the record's conditional update commits it. A write that loses its condition leaves only a document no record names
+ * (deleted with its run): it can never change what a closed record, or a reader's copy of an older one, reads.
  */
-export async function writePages(models: Models, run: string, kind: PagedKind, from: number, items: unknown[]): Promise<Record<string, unknown>> {
+export type PageVersions = Record<string, string>;
+
+const versionedPageId = (run: string, kind: PagedKind, page: number, version: string | undefined) =>
+  version === undefined ? pageId(run, page) : `${pageId(run, page)}.${kind}.${version}`;
+
+/**
+ * Writes items at indices `from`… of pages 1.. as new page versions (indices below PAGE_SIZE are the record's: see
+ * runs.ts), keeping what the committed version of a page (`versions`) holds before `from`. Returns the `$set` of the
+ * record's own page and of its page versions, for the caller to write with the record in one conditional update.
+ */
+export async function writePages(models: Models, run: string, kind: PagedKind, from: number, items: unknown[], versions: PageVersions = {}): Promise<Record<string, unknown>> {
   const recordSet: Record<string, unknown> = {};
   const pages = new Map<number, Record<string, unknown>>();
   items.forEach((item, k) => {
@@ -77,29 +92,40 @@ export async function writePages(models: Models, run: string, kind: PagedKind, f
     }
     let set = pages.get(page);
     if (!set) pages.set(page, (set = {}));
-    set[`${kind}.${index - page * PAGE_SIZE}`] = item;
+    set[String(index - page * PAGE_SIZE)] = item;
   });
   await Promise.all(
-    [...pages].map(([page, set]) =>
-      retryWhileBusy(() => models.RunPage.collection.updateOne({ _id: pageId(run, page) as never }, { $set: set, $setOnInsert: { run } }, { upsert: true })),
-    ),
+    [...pages].map(async ([page, added]) => {
+      const committed = versions[`${kind}${page}`];
+      const before = page * PAGE_SIZE < from && committed !== undefined ? await readPage(models, run, kind, page, committed) : {};
+      const kept = Object.fromEntries(Object.entries(before).filter(([i]) => page * PAGE_SIZE + Number(i) < from));
+      const content = { ...kept, ...added };
+      const version = crypto.createHash('sha256').update(JSON.stringify(Object.entries(content).sort(([a], [b]) => Number(a) - Number(b)))).digest('base64url').slice(0, 16);
+      await retryWhileBusy(() => models.RunPage.collection.replaceOne({ _id: versionedPageId(run, kind, page, version) as never }, { run, [kind]: content }, { upsert: true }));
+      recordSet[`page_versions.${kind}${page}`] = version;
+    }),
   );
   return recordSet;
 }
 
+async function readPage(models: Models, run: string, kind: PagedKind, page: number, version: string | undefined): Promise<Record<string, unknown>> {
+  const doc = await models.RunPage.collection.findOne({ _id: versionedPageId(run, kind, page, version) as never }, { projection: { [kind]: 1 } });
+  return ((doc?.[kind] ?? {}) as Record<string, unknown>) ?? {};
+}
+
 /**
  * Items [from, to) as stored (contents may be references). `firstPage` is the record's own page (`results` or
- * `messages`). Throws when one is missing: a caller asks only for what a record or a query said was written.
+ * `messages`), `versions` its committed page versions. Throws when one is missing: a caller asks only for what a
+ * record or a query said was written.
  */
-export async function readPaged<T>(models: Models, run: string, kind: PagedKind, firstPage: readonly unknown[], from: number, to: number): Promise<T[]> {
+export async function readPaged<T>(models: Models, run: string, kind: PagedKind, firstPage: readonly unknown[], from: number, to: number, versions: PageVersions = {}): Promise<T[]> {
   if (to <= from) return [];
   const firstPageNo = Math.floor(from / PAGE_SIZE);
   const lastPageNo = Math.floor((to - 1) / PAGE_SIZE);
   const docs = new Map<number, Record<string, unknown>>();
   await Promise.all(
     Array.from({ length: lastPageNo - Math.max(1, firstPageNo) + 1 }, (_, k) => Math.max(1, firstPageNo) + k).map(async (page) => {
-      const doc = await models.RunPage.collection.findOne({ _id: pageId(run, page) as never }, { projection: { [kind]: 1 } });
-      docs.set(page, ((doc?.[kind] ?? {}) as Record<string, unknown>) ?? {});
+      docs.set(page, await readPage(models, run, kind, page, versions[`${kind}${page}`]));
     }),
   );
   const items: T[] = [];
@@ -112,10 +138,14 @@ export async function readPaged<T>(models: Models, run: string, kind: PagedKind,
   return items;
 }
 
-/** Deletes what the runs stored besides their records. */
+/** Deletes what the runs stored besides their records (pages, large texts, the claims of their ends). */
 export async function deleteRunContent(models: Models, runs: string[]): Promise<void> {
   if (runs.length === 0) return;
-  await Promise.all([retryWhileBusy(() => models.RunPage.deleteMany({ run: { $in: runs } })), retryWhileBusy(() => models.RunBlob.deleteMany({ run: { $in: runs } }))]);
+  await Promise.all([
+    retryWhileBusy(() => models.RunPage.deleteMany({ run: { $in: runs } })),
+    retryWhileBusy(() => models.RunBlob.deleteMany({ run: { $in: runs } })),
+    retryWhileBusy(() => models.RunEnd.deleteMany({ run: { $in: runs } })),
+  ]);
 }
 
 /** An entry with its content as text, references loaded with `load`. */

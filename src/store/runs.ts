@@ -1,10 +1,12 @@
-import type { Types } from 'mongoose';
+import mongoose, { type Types } from 'mongoose';
 import type { HeldEntry, Message, RunIdentity, RunStatus, RunUsage } from '../../workflows/types';
 import { isTerminal, TERMINAL } from '../../workflows/constants';
-import { retryWhileBusy } from './connect';
+import { isDuplicateKey, retryWhileBusy } from './connect';
 import { keysetCursor, keysetQuery, type PageRequest } from './keyset';
 import type { Models } from './models';
-import { PAGE_SIZE, readPaged, writePages } from './run-content';
+import { PAGE_SIZE, readPaged, writePages, type PageVersions } from './run-content';
+
+const { EJSON } = mongoose.mongo.BSON;
 
 /**
  * The run record: one document per run, `_id` = the run's identity = its workflow id (names cannot contain "/",
@@ -66,7 +68,7 @@ export async function insertRun(models: Models, run: NewRun): Promise<RunRecord>
   return doc as RunRecord;
 }
 
-/** What the workflow writes: its status, and the entries and messages the store does not have yet. */
+/** What a write of a run adds: its status, and the entries and messages the store does not have yet. */
 export interface RunProgress {
   status: RunStatus;
   modifiedAt: number;
@@ -77,20 +79,38 @@ export interface RunProgress {
 }
 
 /**
- * The workflow's write of its run. Pages past the first go first, then the record (status, count and the first
- * page in one update), so a record never counts an entry the store does not have. Idempotent.
+ * The condition of a write of a run record, on fields of the document found by `_id`: FerretDB looks it up by its
+ * `_id` index and applies the rest to it (scripts/install-tools.sh), MongoDB makes the check and the write one atomic
+ * step. `open`: not `ready` nor `error`; `createdAt`: this run of the name, not another (deleted and triggered again
+ * since); `entryCount`: no other write has added entries since it was read.
  */
-export async function recordProgress(models: Models, runId: string, progress: RunProgress): Promise<void> {
-  const set = await progressSet(models, runId, progress);
-  await retryWhileBusy(() => models.Run.collection.updateOne({ _id: runId as never }, { $set: set }));
+export interface RecordCondition {
+  open: true;
+  createdAt: number;
+  entryCount?: number;
 }
 
-/** Writes the pages past the first; returns the record's `$set` (the first page's items among it). */
-async function progressSet(models: Models, runId: string, progress: RunProgress): Promise<Record<string, unknown>> {
+/** The filter of a conditional write: `_id` first, then the condition's fields. */
+export const conditionFilter = (runId: string, condition: RecordCondition) => ({
+  _id: runId as never,
+  status: { $nin: [...TERMINAL] },
+  created_at: new Date(condition.createdAt),
+  ...(condition.entryCount !== undefined ? { entry_count: condition.entryCount } : {}),
+});
+
+/** Whether a write reaches past the record's own page (it then writes `run_pages` documents too). */
+export const pastFirstPage = ({ entries, messages }: RunProgress) =>
+  entries.from + entries.items.length > PAGE_SIZE || (messages !== undefined && messages.from + messages.items.length > PAGE_SIZE);
+
+/**
+ * Writes the pages of `progress` past the first and returns the record's `$set` (the first page's items among it, the
+ * status, the count), for `updateRunIf`: pages go first, so a record never counts an entry the store does not have.
+ */
+export async function progressSet(models: Models, runId: string, progress: RunProgress, versions: PageVersions = {}): Promise<Record<string, unknown>> {
   const { entries, messages } = progress;
   return {
-    ...(await writePages(models, runId, 'e', entries.from, entries.items)),
-    ...(messages ? await writePages(models, runId, 'm', messages.from, messages.items) : {}),
+    ...(await writePages(models, runId, 'e', entries.from, entries.items, versions)),
+    ...(messages ? await writePages(models, runId, 'm', messages.from, messages.items, versions) : {}),
     status: progress.status,
     modified_at: new Date(progress.modifiedAt),
     entry_count: entries.from + entries.items.length,
@@ -99,51 +119,56 @@ async function progressSet(models: Models, runId: string, progress: RunProgress)
   };
 }
 
-/** Whether a write reaches past the record's own page (it then writes `run_pages` documents too). */
-const pastFirstPage = ({ entries, messages }: RunProgress) =>
-  entries.from + entries.items.length > PAGE_SIZE || (messages !== undefined && messages.from + messages.items.length > PAGE_SIZE);
-
-/**
- * The workflow's write of its run, unless the record is closed, or is another run of the name (deleted and triggered
- * again since): a closed run never changes, whoever else saw it closed (its readers, its webhook). False when it
- * wrote nothing. A write within the record's own page (most: a short run's every write) is one conditional update by
- * `_id`; a longer one reads the record first, so that no page is written for a run closed or deleted.
- */
-export async function recordOpenProgress(models: Models, run: { id: string; createdAt: number }, progress: RunProgress): Promise<boolean> {
-  if (pastFirstPage(progress)) return (await readThenRecord(models, run, progress)) !== null;
-  const set = await progressSet(models, run.id, progress);
-  // The filter leads with `_id`, so FerretDB finds the record by its index (scripts/install-tools.sh) and applies the
-  // rest to it; MongoDB makes the check and the write one atomic step.
-  const { matchedCount } = await retryWhileBusy(() => models.Run.collection.updateOne({ _id: run.id as never, ...openFilter(run) }, { $set: set }));
+/** One conditional update of a run record; false when the condition did not hold (nothing written). */
+export async function updateRunIf(models: Models, runId: string, condition: RecordCondition, set: Record<string, unknown>): Promise<boolean> {
+  const { matchedCount } = await retryWhileBusy(() => models.Run.collection.updateOne(conditionFilter(runId, condition), { $set: set }));
   return matchedCount > 0;
 }
 
 /**
- * The write of a run's end (`ready` or `error`), as `recordOpenProgress`, giving back what the record was (what
- * announcing the close needs), or null when it wrote nothing. One conditional find-and-update by `_id`: FerretDB
- * cannot leave fields out of its answer, so the record comes back whole, trigger data included, once per run.
+ * One conditional find-and-update of a run record, giving back what announcing its close needs (the record as it was,
+ * with the status written), or null when the condition did not hold. FerretDB cannot leave fields out of its answer,
+ * so the record comes back whole, trigger data included: for a run's end only, once per run.
  */
-export async function recordOpenEnd(models: Models, run: { id: string; createdAt: number }, progress: RunProgress): Promise<WrittenRun | null> {
-  if (pastFirstPage(progress)) return readThenRecord(models, run, progress);
-  const set = await progressSet(models, run.id, progress);
+export async function updateRunIfReturning(models: Models, runId: string, condition: RecordCondition, set: Record<string, unknown>): Promise<WrittenRun | null> {
   const before = (await retryWhileBusy(() =>
-    models.Run.collection.findOneAndUpdate({ _id: run.id as never, ...openFilter(run) }, { $set: set }, { returnDocument: 'before' }),
+    models.Run.collection.findOneAndUpdate(conditionFilter(runId, condition), { $set: set }, { returnDocument: 'before' }),
   )) as WrittenRun | null;
-  return before && { _id: before._id, owner: before.owner, task_id: before.task_id, live_slot: before.live_slot, created_at: before.created_at, status: progress.status };
+  return before && { _id: before._id, owner: before.owner, task_id: before.task_id, live_slot: before.live_slot, created_at: before.created_at, status: set.status as RunStatus };
 }
 
-async function readThenRecord(models: Models, run: { id: string; createdAt: number }, progress: RunProgress): Promise<WrittenRun | null> {
-  const current = await findOpenRecord(models, run);
-  if (!current) return null;
-  await recordProgress(models, run.id, progress);
-  return { ...current, status: progress.status };
+/**
+ * Claims the end of `run` (this run of the name) with the record's update `set`: the first claim of a run wins, by its
+ * unique `_id`. Returns `won`, or the claim already there (its update, which may be this very one made again).
+ */
+export async function claimRunEnd(models: Models, run: { id: string; createdAt: number }, set: Record<string, unknown>): Promise<'won' | { set: Record<string, unknown>; same: boolean }> {
+  const setJson = EJSON.stringify(set);
+  const _id = `${run.id}@${run.createdAt}`;
+  try {
+    await retryWhileBusy(() => models.RunEnd.collection.insertOne({ _id: _id as never, run: run.id, set_json: setJson, at: new Date() }));
+    return 'won';
+  } catch (err) {
+    if (!isDuplicateKey(err)) throw err;
+  }
+  const claim = await models.RunEnd.collection.findOne({ _id: _id as never });
+  if (!claim) throw new Error(`the end of run ${run.id} was claimed, and its claim is gone (the run deleted meanwhile)`);
+  return { set: EJSON.parse(claim.set_json as string) as Record<string, unknown>, same: claim.set_json === setJson };
 }
 
-/** The conditions of an open record of `run` (besides its `_id`): not closed, and created when `run` was. */
-const openFilter = (run: { createdAt: number }) => ({
-  status: { $nin: [...TERMINAL] },
-  ...(typeof run.createdAt === 'number' ? { created_at: new Date(run.createdAt) } : {}),
-});
+/** What a write needs to know of a record (by `_id`, a few fields): null when there is none. */
+export async function findRecordState(models: Models, runId: string): Promise<RecordState | null> {
+  return (await models.Run.collection.findOne({ _id: runId as never }, { projection: RECORD_STATE })) as RecordState | null;
+}
+const RECORD_STATE = { status: 1, owner: 1, task_id: 1, live_slot: 1, created_at: 1, entry_count: 1, page_versions: 1 } as const;
+export type RecordState = WrittenRun & { entry_count?: number; page_versions?: PageVersions };
+
+/**
+ * The explain of a conditional write's filter (what FerretDB or MongoDB would do to find the record): for the test
+ * that checks the recorder's conditions use the `_id` index.
+ */
+export async function explainCondition(models: Models, runId: string, condition: RecordCondition): Promise<Record<string, unknown>> {
+  return (await models.Run.collection.find(conditionFilter(runId, condition)).explain()) as Record<string, unknown>;
+}
 
 /**
  * `run`'s record while it is open (what a write of it needs to know); null when it is closed, gone, or another run
@@ -151,7 +176,7 @@ const openFilter = (run: { createdAt: number }) => ({
  */
 export async function findOpenRecord(models: Models, run: { id: string; createdAt: number }): Promise<WrittenRun | null> {
   const current = (await models.Run.collection.findOne({ _id: run.id as never }, { projection: WRITTEN_RUN })) as WrittenRun | null;
-  if (!current || isTerminal(current.status) || (typeof run.createdAt === 'number' && current.created_at.getTime() !== run.createdAt)) return null;
+  if (!current || isTerminal(current.status) || current.created_at.getTime() !== run.createdAt) return null;
   return current;
 }
 
@@ -163,35 +188,15 @@ export const WRITTEN_RUN = { status: 1, owner: 1, task_id: 1, live_slot: 1, crea
 export const entryCount = (record: Pick<RunRecord, 'entry_count' | 'results'>): number => record.entry_count ?? record.results.length;
 
 /** Entries [from, to) of a run as stored: contents may be references (run-content.ts resolves them). */
-export function readEntries(models: Models, record: Pick<RunRecord, '_id' | 'results'>, from: number, to: number): Promise<HeldEntry[]> {
-  return readPaged<HeldEntry>(models, record._id, 'e', record.results as HeldEntry[], from, to);
+export function readEntries(models: Models, record: Pick<RunRecord, '_id' | 'results' | 'page_versions'>, from: number, to: number): Promise<HeldEntry[]> {
+  return readPaged<HeldEntry>(models, record._id, 'e', record.results as HeldEntry[], from, to, (record.page_versions ?? {}) as PageVersions);
 }
 
 /** Messages [from, to) of a run's conversation as stored. */
 export async function readMessages(models: Models, runId: string, from: number, to: number): Promise<Message[]> {
-  const firstPage = from < to && from < PAGE_SIZE ? ((await models.Run.collection.findOne({ _id: runId as never }, { projection: { messages: 1 } }))?.messages ?? []) : [];
-  return readPaged<Message>(models, runId, 'm', firstPage as Message[], from, to);
-}
-
-/**
- * Ends a run whose workflow closed without writing its end (terminated, timed out, gone): `error`, with `reason`
- * as its last entry. Only for a closed workflow (no other writer is left). `known`: the run's entries as this process
- * read them from the workflow (what its reads and streams showed, or what the closed workflow held), the first of them
- * the run's entry number `knownFrom`: those the record does not have are written before the reason, so the record
- * says what readers saw (none when the record lacks some before them). Returns false when the record was already
- * closed or is gone.
- */
-export async function closeRun(models: Models, runId: string, reason: string, known: readonly HeldEntry[] = [], knownFrom = 0): Promise<boolean> {
-  const record = await findRun(models, runId);
-  if (!record || isTerminal(record.status)) return false;
-  const entry: HeldEntry = { msg: reason, error: reason, lastMessage: { role: 'system', content: reason } };
-  const from = entryCount(record);
-  const missing = from >= knownFrom ? known.slice(from - knownFrom) : [];
-  const set = await progressSet(models, runId, { status: 'error', modifiedAt: Date.now(), entries: { from, items: [...missing, entry] } });
-  // Only while it is still open as read: a run's own end written meanwhile (a call finishing late) stands.
-  const open = { _id: runId as never, ...openFilter({ createdAt: record.created_at.getTime() }) };
-  const { matchedCount } = await retryWhileBusy(() => models.Run.collection.updateOne(open, { $set: set }));
-  return matchedCount > 0;
+  if (to <= from) return [];
+  const record = await models.Run.collection.findOne({ _id: runId as never }, { projection: { messages: 1, page_versions: 1 } });
+  return readPaged<Message>(models, runId, 'm', (record?.messages ?? []) as Message[], from, to, (record?.page_versions ?? {}) as PageVersions);
 }
 
 /** Runs of a task, newest first (then by _id), a page after `page.cursor`. Throws 400 for a cursor not issued here. */

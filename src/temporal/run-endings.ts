@@ -1,6 +1,7 @@
 import type { Client } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
-import { closeRun, entryCount, findRun } from '../store/runs';
+import { recordOutsideEnd } from '../runs/recorder';
+import { entryCount, findRun } from '../store/runs';
 import { runQuery } from '../../workflows/run-task';
 import { isTerminal } from '../../workflows/constants';
 import type { HeldEntry } from '../../workflows/types';
@@ -66,7 +67,7 @@ async function terminationReason(client: Client, workflowId: string): Promise<st
  * closed already, or is gone).
  */
 export async function closeAndAnnounce(deps: AnnounceDeps, runId: string, reason: string, known?: readonly HeldEntry[]): Promise<boolean> {
-  if (!(await closeRun(deps.models, runId, reason, known))) return false;
+  if (!(await recordOutsideEnd(deps.models, runId, reason, known)).written) return false;
   deps.logger.warn({ run: runId, reason }, 'run ended without its workflow writing its end');
   await announceRunClosed(deps, runId);
   return true;
@@ -127,7 +128,7 @@ export async function closeFromWorkflow(
   const reason = await endingReason(deps.temporal, runId, status);
   // Without what this process read of it, the closed workflow says what it held (a tool call it had not written).
   const held = known ? { from: 0, entries: known } : await heldEntries(deps.temporal, runId, ran?.runId, entryCount(record), deps.config.DEPENDENCY_TIMEOUT_MS);
-  if (!(await closeRun(deps.models, runId, reason, held.entries, held.from))) return false;
+  if (!(await recordOutsideEnd(deps.models, runId, reason, held.entries, held.from)).written) return false;
   deps.logger.warn({ run: runId, status, reason }, 'run ended by its workflow closing without its final record');
   await announceRunClosed(deps, runId);
   return true;

@@ -5,7 +5,8 @@ import { isDuplicateKey } from '../store/connect';
 import { claimLiveRun, releaseLiveRun } from '../store/live-runs';
 import { liveRunsLimited } from '../errors';
 import type { Models } from '../store/models';
-import { deferStart, findRun, insertRun, recordIdentity, runWorkflowId, type RunRecord } from '../store/runs';
+import { createRecord } from '../runs/recorder';
+import { deferStart, findRun, recordIdentity, runWorkflowId, type RunRecord } from '../store/runs';
 import { unavailableDependency } from '../dependencies';
 import { runTask } from '../../workflows/run-task';
 import type { RunIdentity, RunInput } from '../../workflows/types';
@@ -41,7 +42,7 @@ export async function triggerRun(
     if (!record) throw liveRunsLimited(limit);
   } else {
     try {
-      record = await insertRun(deps.models, { identity, taskId: task._id, taskVersion: task.version, runner: task.runner, payload, at: new Date(), liveSlot: claim?.slot });
+      record = await createRecord(deps.models, { identity, taskId: task._id, taskVersion: task.version, runner: task.runner, payload, at: new Date(), liveSlot: claim?.slot });
       created = true;
     } catch (err) {
       const place = claim && { runId, owner: task.owner, slot: claim.slot };

@@ -3,7 +3,8 @@ import { expect } from 'chai';
 import { getStack } from '../helpers/stack';
 import { api as apiFor, signedIn, startApi } from '../helpers/api';
 import { createTask, postSigned, signedUrl, until } from '../helpers/runs';
-import { entryCount, findRun, recordProgress } from '../../src/store/runs';
+import { recordProgress } from '../../src/runs/recorder';
+import { entryCount, findRun } from '../../src/store/runs';
 import { finalEntry } from '../../workflows/constants';
 import { lastUserText } from '../helpers/fake-provider';
 import { openEvents } from '../helpers/events';
@@ -117,7 +118,7 @@ describe('runs: a cancel racing the run\'s own writes', () => {
       // the call fail (here: its connection cut) and tries again.
       const before = (await findRun(stack.db.models, id))!;
       expect(await stack.db.models.LiveRun.countDocuments({ run: id }), 'the run holds a place among its owner\'s live runs').to.equal(1);
-      await recordProgress(stack.db.models, id, { status: 'ready', modifiedAt: Date.now(), entries: { from: entryCount(before), items: [finalEntry('the lost call\'s answer')] } });
+      await recordProgress(stack.db.models, { id, createdAt: before.created_at.getTime() }, { status: 'ready', modifiedAt: Date.now(), entries: { from: entryCount(before), items: [finalEntry('the lost call\'s answer')] } });
       stack.fake.reset();
       const outcome = await stack.temporal.workflow.getHandle(id).result();
       expect(outcome, 'the workflow stops, saying the record ended the run').to.deep.include({ closedElsewhere: true });

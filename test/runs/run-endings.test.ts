@@ -5,7 +5,8 @@ import { getStack, type RunningWorker } from '../helpers/stack';
 import { api as apiFor, signedIn, startApi, type Api } from '../helpers/api';
 import { createTask, postSigned, signedUrl, until, waitForRun } from '../helpers/runs';
 import { Types } from 'mongoose';
-import { closeRun, insertRun, recordOpenEnd, recordOpenProgress, runWorkflowId } from '../../src/store/runs';
+import { recordOutsideEnd, recordProgress } from '../../src/runs/recorder';
+import { explainCondition, insertRun, readEntries, runWorkflowId } from '../../src/store/runs';
 import { runQuery, runTask } from '../../workflows/run-task';
 import { openaiToolCall } from '../helpers/fake-provider';
 import { installServlet } from '../helpers/servlets';
@@ -227,7 +228,7 @@ describe('runs: every run ends', () => {
   });
 });
 
-describe('runs: a closed record never changes (store/runs.ts writes)', () => {
+describe('runs: a closed record never changes (the recorder, src/runs/recorder.ts)', () => {
   const entry = (msg: string) => ({ msg, time: 1, level: 30 });
   const newRun = async (run: string, liveSlot?: number) => {
     const { db } = getStack();
@@ -239,33 +240,82 @@ describe('runs: a closed record never changes (store/runs.ts writes)', () => {
   it('writes an open record in one step, and gives back what announcing its end needs', async () => {
     const { models } = getStack().db;
     const run = await newRun('open', 3);
-    expect(await recordOpenProgress(models, run, { status: 'running', modifiedAt: Date.now(), entries: { from: 0, items: [entry('run started')] } })).to.equal(true);
+    expect(await recordProgress(models, run, { status: 'running', modifiedAt: Date.now(), entries: { from: 0, items: [entry('run started')] } })).to.deep.equal({ written: true });
     expect((await recordOf(run.id))).to.deep.include({ status: 'running', entry_count: 1, started: true });
-    const written = await recordOpenEnd(models, run, { status: 'ready', modifiedAt: Date.now(), entries: { from: 1, items: [entry('final')] } });
-    expect(written).to.deep.include({ _id: run.id, owner: 'writes', live_slot: 3, status: 'ready' });
-    expect(written!.created_at.getTime()).to.equal(run.createdAt);
+    const written = await recordProgress(models, run, { status: 'ready', modifiedAt: Date.now(), entries: { from: 1, items: [entry('final')] } });
+    expect(written.written && written.closed).to.deep.include({ _id: run.id, owner: 'writes', live_slot: 3, status: 'ready' });
+    expect(written.written && written.closed!.created_at.getTime()).to.equal(run.createdAt);
     expect((await recordOf(run.id))!.results.map((e) => (e as { msg: string }).msg)).to.deep.equal(['run started', 'final']);
   });
 
   it('leaves a closed record, and another run of the name, as they are: no field and no page written', async () => {
     const { models } = getStack().db;
     const run = await newRun('closed');
-    expect(await closeRun(models, run.id, 'ended from outside')).to.equal(true);
+    expect((await recordOutsideEnd(models, run.id, 'ended from outside')).written).to.equal(true);
     const closed = await recordOf(run.id);
     const late = (from: number, status: 'running' | 'ready') => ({ status, modifiedAt: Date.now(), entries: { from, items: [entry('late')] } });
-    expect(await recordOpenProgress(models, run, late(1, 'running')), 'within the first page').to.equal(false);
-    expect(await recordOpenProgress(models, run, late(40, 'running')), 'past the first page').to.equal(false);
-    expect(await recordOpenEnd(models, run, late(1, 'ready'))).to.equal(null);
-    expect(await recordOpenEnd(models, run, late(40, 'ready'))).to.equal(null);
-    expect(await closeRun(models, run.id, 'again')).to.equal(false);
+    const refused = { written: false, because: 'closed' };
+    expect(await recordProgress(models, run, late(1, 'running')), 'within the first page').to.deep.equal(refused);
+    expect(await recordProgress(models, run, late(40, 'running')), 'past the first page').to.deep.equal(refused);
+    expect(await recordProgress(models, run, late(1, 'ready'))).to.deep.equal(refused);
+    expect(await recordProgress(models, run, late(40, 'ready'))).to.deep.equal(refused);
+    expect(await recordOutsideEnd(models, run.id, 'again')).to.deep.equal(refused);
     expect(await recordOf(run.id)).to.deep.equal(closed);
     expect(await models.RunPage.countDocuments({ run: run.id })).to.equal(0);
 
     const other = await newRun('renamed');
     const before = await recordOf(other.id);
     const earlier = { id: other.id, createdAt: other.createdAt - 1000 };
-    expect(await recordOpenProgress(models, earlier, late(0, 'running'))).to.equal(false);
-    expect(await recordOpenEnd(models, earlier, late(0, 'ready'))).to.equal(null);
+    expect(await recordProgress(models, earlier, late(0, 'running'))).to.deep.equal({ written: false, because: 'another-run' });
+    expect(await recordProgress(models, earlier, late(0, 'ready'))).to.deep.equal({ written: false, because: 'another-run' });
     expect(await recordOf(other.id)).to.deep.equal(before);
+  });
+
+  it('lets the first of two concurrent ends win, within the first page and past it: the other is told "closed"', async () => {
+    const { models } = getStack().db;
+    for (const before of [0, 40]) {
+      for (let round = 0; round < 6; round++) {
+        const run = await newRun(`race-${before}-${round}`);
+        if (before > 0) {
+          const opened = await recordProgress(models, run, { status: 'running', modifiedAt: Date.now(), entries: { from: 0, items: Array.from({ length: before }, (_, i) => entry(`e${i}`)) } });
+          expect(opened).to.deep.equal({ written: true });
+        }
+        // A model call writing the run's end and a cancel (the workflow's) or an outside close, all at once.
+        const writes = await Promise.all([
+          recordProgress(models, run, { status: 'ready', modifiedAt: Date.now(), entries: { from: before, items: [entry('final answer')] } }),
+          recordProgress(models, run, { status: 'error', modifiedAt: Date.now(), entries: { from: before, items: [entry('cancelled by ann')] } }),
+          recordOutsideEnd(models, run.id, 'terminated: by an operator'),
+        ]);
+        const winners = writes.filter((w) => w.written);
+        expect(winners, `${before} entries, round ${round}: ${JSON.stringify(writes)}`).to.have.length(1);
+        expect(writes.filter((w) => !w.written)).to.deep.equal([{ written: false, because: 'closed' }, { written: false, because: 'closed' }]);
+        const record = (await recordOf(run.id))!;
+        const won = writes.indexOf(winners[0]!);
+        expect(record.status).to.equal(['ready', 'error', 'error'][won]);
+        expect(record.entry_count).to.equal(before + 1);
+        const [last] = await readEntries(models, record, before, before + 1);
+        expect((last as { msg: string }).msg).to.equal(['final answer', 'cancelled by ann', 'terminated: by an operator'][won]);
+      }
+    }
+  });
+
+  it('counts a write found already made by an earlier attempt of it (its answer lost) as written', async () => {
+    const { models } = getStack().db;
+    const run = await newRun('again');
+    const end = { status: 'ready' as const, modifiedAt: Date.now(), entries: { from: 0, items: [entry('final answer')] } };
+    expect((await recordProgress(models, run, end)).written).to.equal(true);
+    expect(await recordProgress(models, run, end)).to.deep.equal({ written: true, earlier: true });
+    expect(await recordProgress(models, run, { ...end, entries: { from: 0, items: [entry('a'), entry('b')] } })).to.deep.equal({ written: false, because: 'closed' });
+    expect(await recordProgress(models, { ...run, id: `${run.id}-none` }, end)).to.deep.equal({ written: false, because: 'gone' });
+  });
+
+  it('finds the record of a conditional write by its _id index, not by a scan of the runs', async () => {
+    const { models } = getStack().db;
+    const run = await newRun('explain');
+    const plan = JSON.stringify(await explainCondition(models, run.id, { open: true, createdAt: run.createdAt, entryCount: 0 }));
+    // FerretDB on SQLite: the query plan searches the table by its _id index (scripts/install-tools.sh's fix);
+    // MongoDB: an IDHACK or index scan of `_id_`. Neither reads the whole collection.
+    expect(plan, plan).to.match(/USING INDEX|IDHACK|EXPRESS_IXSCAN|"indexName":"_id_"|_id_/);
+    expect(plan, plan).not.to.match(/SCAN runs|COLLSCAN/);
   });
 });

@@ -11,7 +11,8 @@ import { parseNetworkPolicy } from '../../activities/servlets/network-policy';
 import { createWebhookDeliveryActivities, webhookPolicy } from '../../activities/webhook-delivery';
 import { rotateSecrets } from '../../src/store/key-rotation';
 import { claimLiveRun } from '../../src/store/live-runs';
-import { closeRun, findRun, insertRun, runWorkflowId } from '../../src/store/runs';
+import { recordOutsideEnd } from '../../src/runs/recorder';
+import { findRun, insertRun, runWorkflowId } from '../../src/store/runs';
 import { findTask } from '../../src/store/tasks';
 import { deadlineInterceptor } from '../../src/temporal/client';
 import { open, type SealedSecret } from '../../src/store/secrets';
@@ -244,7 +245,7 @@ describe('runs: completion webhooks', function () {
     const claim = await claimLiveRun(db.models, { runId, owner: username, limit: 10, staleMs: 3_600_000 });
     if (claim === 'refused') throw new Error('no live-run place');
     await insertRun(db.models, { identity, taskId: taskDoc._id, taskVersion: taskDoc.version, runner: 'openai', payload: {}, at: new Date(), liveSlot: claim.slot });
-    expect(await closeRun(db.models, runId, 'ended from outside')).to.equal(true);
+    expect((await recordOutsideEnd(db.models, runId, 'ended from outside')).written).to.equal(true);
 
     // Temporal does not answer: nothing listens at its address.
     const down = new Client({ connection: Connection.lazy({ address: `127.0.0.1:${await freePort()}`, interceptors: [deadlineInterceptor(500)] }) });
