@@ -1,6 +1,6 @@
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import type { Logger } from '../src/logger';
-import { FAILURES, internalReason, runFailure } from '../workflows/failures';
+import { FAILURES, internalReason, runFailure } from '../src/contract/failures';
 
 type ActivityFn = (...args: any[]) => Promise<unknown>;
 

@@ -1,5 +1,6 @@
 import type { ActivityDeps } from './deps';
 import { withFailurePolicy } from './failure-guard';
+import { createHealthActivities } from './health';
 import { createReconcileActivities } from './reconcile';
 import { createRetentionActivities } from './retention';
 import { createRunActivities } from './run-activities';
@@ -14,9 +15,7 @@ export function createActivities(deps: ActivityDeps) {
     deps.logger,
     { prepareRun: 'preparing the run', recordRun: 'recording the run', callModel: 'the provider call', prepareAndCallModel: 'the provider call', callTool: 'the tool call', abortRunCalls: 'stopping a cancelled run\'s calls', reconcileClosedRuns: 'reconciling runs', startDeferredRuns: 'starting deferred runs', deleteExpiredRuns: 'deleting expired runs' },
     {
-      async echo(input: { text: string }): Promise<string> {
-        return input.text;
-      },
+      ...createHealthActivities(),
       ...createRunActivities(deps),
       ...createReconcileActivities(deps),
       ...createRetentionActivities(deps),

@@ -8,7 +8,7 @@ import { deleteStaleMarks } from '../src/store/live-runs';
 import { deleteExpiredCounts } from '../src/store/rate-limit-counts';
 import { announceRunClosed, retryDeferredAnnouncements } from '../src/temporal/webhook-start';
 import { unavailableDependency } from '../src/dependencies';
-import { runTask } from '../workflows/run-task';
+import { WORKFLOW } from '../src/contract/messages';
 import type { ActivityDeps } from './deps';
 
 /** The first pass of a deployment looks this far back (Temporal keeps closed workflows for its retention). */
@@ -63,7 +63,7 @@ export function createReconcileActivities(deps: ActivityDeps) {
       const state = await models.ServiceState.findById(key).lean();
       const since = new Date(state ? state.at.getTime() : began - FIRST_LOOKBACK_MS);
       const query = [
-        `WorkflowType = ${quote(runTask.name)}`,
+        `WorkflowType = ${quote(WORKFLOW.run)}`,
         `TaskQueue = ${quote(input.taskQueue)}`,
         `ExecutionStatus IN ('Terminated', 'TimedOut', 'Failed', 'Canceled')`,
         `CloseTime >= ${quote(since.toISOString())}`,
@@ -118,3 +118,5 @@ export function createReconcileActivities(deps: ActivityDeps) {
 
 /** A string literal of Temporal's list filter. */
 const quote = (value: string) => `"${value.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`;
+
+export type ReconcileActivities = ReturnType<typeof createReconcileActivities>;

@@ -1,6 +1,6 @@
-import type { RunRetentionBatch } from '../workflows/retention';
+import type { RunRetentionBatch } from '../src/contract/messages';
 import { deleteClosedRuns, type RunToDelete } from '../src/temporal/run-delete';
-import { TERMINAL } from '../workflows/constants';
+import { TERMINAL } from '../src/contract/constants';
 import type { ActivityDeps } from './deps';
 
 export function createRetentionActivities(deps: Pick<ActivityDeps, 'db' | 'temporal' | 'logger'>) {
@@ -22,3 +22,5 @@ export function createRetentionActivities(deps: Pick<ActivityDeps, 'db' | 'tempo
     },
   };
 }
+
+export type RetentionActivities = ReturnType<typeof createRetentionActivities>;

@@ -2,7 +2,7 @@ import { LRUCache } from 'lru-cache';
 import type { Models } from '../src/store/models';
 import { readMessages } from '../src/store/runs';
 import { createTextCache } from '../src/store/text-cache';
-import type { CallToolResult, Message, RunRef, Text, Turn } from '../workflows/types';
+import type { CallToolResult, Message, RunRef, Text, Turn } from '../src/contract/types';
 
 /** Conversations kept at most, whatever their size: a worker's runs in flight, and then some. */
 const MAX_CONVERSATIONS = 20_000;

@@ -3,8 +3,8 @@ import { findRun, runWorkflowId } from '../src/store/runs';
 import { findTask } from '../src/store/tasks';
 import { triggerRun } from '../src/temporal/start-run';
 import { RateLimited } from '../src/errors';
-import { isTerminal } from '../workflows/constants';
-import type { RunIdentity } from '../workflows/types';
+import { isTerminal } from '../src/contract/constants';
+import type { RunIdentity } from '../src/contract/types';
 import type { ActivityDeps } from './deps';
 
 /**
@@ -56,3 +56,5 @@ export function createScheduledRunActivities(deps: Pick<ActivityDeps, 'db' | 'te
     },
   };
 }
+
+export type ScheduledRunActivities = ReturnType<typeof createScheduledRunActivities>;

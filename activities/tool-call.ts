@@ -1,6 +1,6 @@
 import type { InstallForRun } from '../src/store/installations';
 import type { ServletRuntime } from './servlets';
-import type { CallToolResult } from '../workflows/types';
+import type { CallToolResult } from '../src/contract/types';
 
 export interface ToolCallInput {
   owner: string;

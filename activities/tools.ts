@@ -2,7 +2,7 @@ import crypto from 'node:crypto';
 import { needsApproval, type ToolApproval } from '../src/store/installations';
 import type { Models } from '../src/store/models';
 import { fromServletDoc } from '../src/store/servlets';
-import type { ToolSpec } from '../workflows/types';
+import type { ToolSpec } from '../src/contract/types';
 
 interface DescribedTool {
   name: string;

@@ -9,29 +9,14 @@ import { loadText, StoredContentMissing } from '../src/store/run-content';
 import { findRun, type RunRecord } from '../src/store/runs';
 import { open } from '../src/store/secrets';
 import { findWebhookTask, recordDeliveryAttempt, type DeliveryAttempt } from '../src/store/webhooks';
-import { isTerminal } from '../workflows/constants';
+import { isTerminal } from '../src/contract/constants';
+import { WEBHOOK_FAILURE } from '../src/contract/failures';
+import type { WebhookOutcome } from '../src/contract/messages';
 import type { ActivityDeps } from './deps';
 import { guardedRequest } from './servlets/guarded-fetch';
 import { parseNetworkPolicy, type NetworkPolicy } from './servlets/network-policy';
 import { createPinnedAgent } from './servlets/pinned-agent';
 
-/** A delivery's end: delivered (the receiver's 2xx), or not and why (nothing to deliver, or given up). */
-export interface WebhookOutcome {
-  delivered: boolean;
-  status?: number;
-  reason?: string;
-}
-
-/**
- * Failures of a delivery attempt (its own, never a run's: these activities are outside the run failure policy,
- * workflows/failures.ts). A refused destination stays refused: retrying it only fills the list.
- */
-export const WEBHOOK_FAILURE = {
-  /** The network guard refused the destination (blocklist): not retried. */
-  refused: 'WebhookRefused',
-  /** The receiver answered other than 2xx, or not at all: retried with backoff. */
-  failed: 'WebhookFailed',
-} as const;
 
 /** One POST: connecting and the receiver's answer, within this (docs/webhooks.md says 15 s). */
 export const ATTEMPT_TIMEOUT_MS = 15_000;
@@ -163,4 +148,4 @@ async function readSnippet(body: Dispatcher.ResponseData['body']): Promise<strin
   return text.length > ANSWER_SNIPPET_CHARS ? `${text.slice(0, ANSWER_SNIPPET_CHARS)}…` : text;
 }
 
-export type WebhookDeliveryActivities = ReturnType<typeof createWebhookDeliveryActivities>;
+export type WebhookActivities = ReturnType<typeof createWebhookDeliveryActivities>;

@@ -1,5 +1,5 @@
 export { ping } from './ping';
-export { runTask, runQuery } from './run-task';
+export { runTask } from './run-task';
 export { reconcileRuns } from './reconcile';
 export { retainRuns } from './retention';
 export { deliverWebhook } from './webhook-delivery';

@@ -1,7 +1,7 @@
 import { proxyLocalActivities } from '@temporalio/workflow';
-import type { Activities } from '../activities';
+import type { HealthActivities } from '../activities/health';
 
-const { echo } = proxyLocalActivities<Activities>({ startToCloseTimeout: '5s' });
+const { echo } = proxyLocalActivities<HealthActivities>({ startToCloseTimeout: '5s' });
 
 /** Health check: proves a worker is polling the task queue and can run a local activity. */
 export async function ping(input: { text: string }): Promise<string> {

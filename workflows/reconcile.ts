@@ -1,5 +1,5 @@
 import { proxyActivities } from '@temporalio/workflow';
-import type { Activities } from '../activities';
+import type { ReconcileActivities } from '../activities/reconcile';
 import { RECONCILE } from './limits';
 
 /**
@@ -8,7 +8,7 @@ import { RECONCILE } from './limits';
  * visibility, not by scanning the records; and starts the runs whose start failed while Temporal did not answer.
  */
 export async function reconcileRuns(input: { taskQueue: string }): Promise<{ ended: number; started: number }> {
-  const { reconcileClosedRuns, startDeferredRuns } = proxyActivities<Activities>(RECONCILE);
+  const { reconcileClosedRuns, startDeferredRuns } = proxyActivities<ReconcileActivities>(RECONCILE);
   // Each independent of the other: a visibility outage does not hold up the deferred starts, nor the reverse.
   const [ended, started] = await Promise.allSettled([reconcileClosedRuns(input), startDeferredRuns(input)]);
   if (ended.status === 'rejected') throw ended.reason;

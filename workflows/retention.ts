@@ -1,12 +1,6 @@
 import { proxyActivities } from '@temporalio/workflow';
-import type { Activities } from '../activities';
+import type { RetentionActivities } from '../activities/retention';
 import { RETAIN } from './limits';
-
-/** One batch of the retention pass: closed runs last changed before `before` (ms since the epoch), at most `limit`. */
-export interface RunRetentionBatch {
-  before: number;
-  limit: number;
-}
 
 /** Runs one activity call deletes: one scan of `runs`, `run_pages` and `run_blobs` each (FerretDB filters by scanning). */
 const BATCH = 200;
@@ -19,7 +13,7 @@ const MAX_BATCHES = 25;
  * runs are never touched. A failed batch waits for the next pass.
  */
 export async function retainRuns(input: { retentionMs: number }): Promise<{ deleted: number }> {
-  const { deleteExpiredRuns } = proxyActivities<Activities>(RETAIN);
+  const { deleteExpiredRuns } = proxyActivities<RetentionActivities>(RETAIN);
   const before = Date.now() - input.retentionMs;
   let deleted = 0;
   for (let batch = 0; batch < MAX_BATCHES; batch++) {

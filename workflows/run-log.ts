@@ -1,5 +1,5 @@
-import { NO_USAGE } from './constants';
-import type { HeldEntry, Message, RunSnapshot, RunStatus, RunUsage } from './types';
+import { NO_USAGE } from '../src/contract/constants';
+import type { HeldEntry, Message, RunSnapshot, RunStatus, RunUsage } from '../src/contract/types';
 
 /** Most a query answer carries of entries (its content references stay references): a bounded answer. */
 const SNAPSHOT_MAX_BYTES = 1024 * 1024;

@@ -4,9 +4,6 @@ import {
   CancellationScope,
   condition,
   continueAsNew,
-  defineQuery,
-  defineSignal,
-  defineUpdate,
   isCancellation,
   patched,
   proxyActivities,
@@ -18,40 +15,26 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import { TimeoutType } from '@temporalio/common';
-import type { Activities } from '../activities';
-import { addModelCall, APPROVAL_FAILURE, finalEntry, LEVEL, toolTaskQueue } from './constants';
-import { isTemplateFailure, readFailure } from './failures';
+import type { RunActivities } from '../activities/run-activities';
+import { addModelCall, finalEntry, LEVEL, toolTaskQueue } from '../src/contract/constants';
+import { APPROVAL_FAILURE, isTemplateFailure, readFailure } from '../src/contract/failures';
+import { approvalUpdate, cancelSignal, runQuery } from '../src/contract/messages';
 import { ABORT, PREPARE, RECORD, TOOL_CALL, providerCall } from './limits';
 import { RunLog } from './run-log';
 import type {
   ApprovalDecision,
-  CancelRequest,
   FirstModelCall,
   ModelCallInput,
   ModelTurn,
   PreparedRun,
   RunInput,
   RunOutcome,
-  RunQueryInput,
   RunRef,
-  RunSnapshot,
   RunStatus,
   Text,
   StartedRun,
   ToolOutcome,
-} from './types';
-
-/** The live run, a bounded view of it: `{ from }` asks for the entries from that index on. */
-export const runQuery = defineQuery<RunSnapshot, [RunQueryInput?]>('run');
-
-/** `POST <run path>/cancel`: stops the run (the call in flight too); it ends `error`, "cancelled by <user>". */
-export const cancelSignal = defineSignal<[CancelRequest]>('cancel');
-
-/**
- * `POST <run path>/approvals/:id`: decides a tool call waiting for approval. Rejected (nothing changes) for an id
- * the run never asked about or one already decided: the failure's type is in APPROVAL_FAILURE.
- */
-export const approvalUpdate = defineUpdate<void, [ApprovalDecision]>('approval');
+} from '../src/contract/types';
 
 /** A failure that ends the run in `error` with this message as the reason. */
 class RunFailed extends Error {}
@@ -127,7 +110,7 @@ export async function runTask(input: RunInput): Promise<RunOutcome> {
     return cause.timeoutType === TimeoutType.SCHEDULE_TO_CLOSE || deadline - Date.now() <= 0 ? timeLimit() : err;
   };
 
-  const { recordRun } = proxyLocalActivities<Activities>(RECORD);
+  const { recordRun } = proxyLocalActivities<RunActivities>(RECORD);
   /** Writes what the store does not have yet (entries, messages) with the status; sets the status first if given. */
   const record = async (status?: RunStatus) => {
     const before = log.status;
@@ -170,7 +153,7 @@ export async function runTask(input: RunInput): Promise<RunOutcome> {
       };
       try {
         if (attempt === 1 && failedFirst !== undefined) throw failedFirst;
-        return await proxyActivities<Activities>(bounded(providerOptions)).callModel(call);
+        return await proxyActivities<RunActivities>(bounded(providerOptions)).callModel(call);
       } catch (err) {
         if (isCancellation(err)) throw err;
         const failure = past(err);
@@ -216,7 +199,7 @@ export async function runTask(input: RunInput): Promise<RunOutcome> {
     }
     log.usage = { ...log.usage, tool_calls: log.usage.tool_calls + 1 };
     try {
-      return await proxyActivities<Activities>({ ...bounded(TOOL_CALL), taskQueue: toolTaskQueue(workflowInfo().taskQueue) }).callTool({ run, owner: input.identity.owner, profile: input.identity.profile, install: route.install, tool: route.tool, arguments: call.arguments });
+      return await proxyActivities<RunActivities>({ ...bounded(TOOL_CALL), taskQueue: toolTaskQueue(workflowInfo().taskQueue) }).callTool({ run, owner: input.identity.owner, profile: input.identity.profile, install: route.install, tool: route.tool, arguments: call.arguments });
     } catch (err) {
       const failure = past(err);
       if (failure instanceof RunFailed || isCancellation(failure)) throw failure;
@@ -243,7 +226,7 @@ export async function runTask(input: RunInput): Promise<RunOutcome> {
   let firstAt: number | undefined;
   /** Prepares the run in a local activity of its own (retried through a store's stall; a template's fault fails the run). */
   const prepareHere = async () =>
-    started(await proxyLocalActivities<Activities>(PREPARE).prepareRun({ run, identity: input.identity, taskId: input.taskId, taskVersion: input.taskVersion, payload: input.payload, ...(firstAt !== undefined ? { at: firstAt } : {}) }));
+    started(await proxyLocalActivities<RunActivities>(PREPARE).prepareRun({ run, identity: input.identity, taskId: input.taskId, taskVersion: input.taskVersion, payload: input.payload, ...(firstAt !== undefined ? { at: firstAt } : {}) }));
   /**
    * The run's first model call, which prepares the run first: its answer; or how it failed after it was sent (the
    * record may then have the first entries: they are prepared again, the same); or nothing when preparing failed.
@@ -257,7 +240,7 @@ export async function runTask(input: RunInput): Promise<RunOutcome> {
     let result: FirstModelCall;
     startUnheard = true;
     try {
-      result = await proxyActivities<Activities>(options).prepareAndCallModel({ run, identity: input.identity, taskId: input.taskId, taskVersion: input.taskVersion, payload: input.payload, at: firstAt, runner, usage: log.usage, maxTotalTokens: limits.maxTotalTokens });
+      result = await proxyActivities<RunActivities>(options).prepareAndCallModel({ run, identity: input.identity, taskId: input.taskId, taskVersion: input.taskVersion, payload: input.payload, at: firstAt, runner, usage: log.usage, maxTotalTokens: limits.maxTotalTokens });
     } catch (err) {
       const failure = past(err);
       if (isCancellation(err) || failure instanceof RunFailed) throw failure;
@@ -323,7 +306,7 @@ export async function runTask(input: RunInput): Promise<RunOutcome> {
     const reason =
       err instanceof RunFailed ? err.message : cancelled ? (cancelledBy !== undefined ? `cancelled by ${cancelledBy}` : 'the run was cancelled') : readFailure(err, { name: 'the run', kind: 'other' }).reason;
     // A call of this run in flight in this worker stops now; in another worker, at its next heartbeat.
-    if (cancelled) await CancellationScope.nonCancellable(() => proxyLocalActivities<Activities>(ABORT).abortRunCalls({ run })).catch(() => undefined);
+    if (cancelled) await CancellationScope.nonCancellable(() => proxyLocalActivities<RunActivities>(ABORT).abortRunCalls({ run })).catch(() => undefined);
     if (startUnheard && (cancelled || !(err instanceof ActivityFailure && err.activityType === 'prepareRun'))) {
       // The first call may have recorded the first entries: prepared again (the same entries, at the same places),
       // the end goes after them. A record closed meanwhile is the run's account. (When preparing again is what just

@@ -1,20 +1,6 @@
 import { ActivityFailure, ApplicationFailure, proxyActivities } from '@temporalio/workflow';
-import type { Activities } from '../activities';
-import type { WebhookOutcome } from '../activities/webhook-delivery';
-
-/**
- * One run's completion webhook: started when the run closes (src/temporal/webhook-start.ts), apart from the run's
- * own workflow. History holds the run's id and creation time only: the activity reads the run, the task's webhook
- * and its secret from the store at every attempt.
- */
-export interface WebhookDeliveryInput {
-  /** The run record's _id (= the run's workflow id). */
-  runId: string;
-  /** The record's creation time: a run deleted and triggered again under its name is another delivery. */
-  createdAt: number;
-  /** WEBHOOK_RETRY_INITIAL_MS and WEBHOOK_RETRY_HOURS of the process that started the delivery. */
-  retry: { initialMs: number; hours: number };
-}
+import type { WebhookActivities } from '../activities/webhook-delivery';
+import type { WebhookDeliveryInput, WebhookOutcome } from '../src/contract/messages';
 
 /**
  * Delivery attempts: every failure but a refused destination is retried, waits doubling from `initialMs` up to an
@@ -28,9 +14,14 @@ const deliveryOptions = (retry: WebhookDeliveryInput['retry']) =>
     retry: { initialInterval: retry.initialMs, backoffCoefficient: 2, maximumInterval: '1h' },
   }) as const;
 
-/** Delivers once, retrying; ends `delivered: false` (not failed) when it gives up: the deliveries list says why. */
+/**
+ * One run's completion webhook: started when the run closes (src/temporal/webhook-start.ts), apart from the run's own
+ * workflow. History holds the run's id and creation time only: the activity reads the run, the task's webhook and its
+ * secret from the store at every attempt. Delivers once, retrying; ends `delivered: false` (not failed) when it gives
+ * up: the deliveries list says why.
+ */
 export async function deliverWebhook(input: WebhookDeliveryInput): Promise<WebhookOutcome> {
-  const { postRunClosed } = proxyActivities<Activities>(deliveryOptions(input.retry));
+  const { postRunClosed } = proxyActivities<WebhookActivities>(deliveryOptions(input.retry));
   try {
     return await postRunClosed({ runId: input.runId, createdAt: input.createdAt });
   } catch (err) {

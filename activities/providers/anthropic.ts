@@ -1,5 +1,5 @@
 import Anthropic from '@anthropic-ai/sdk';
-import type { ToolCall } from '../../workflows/types';
+import type { ToolCall } from '../../src/contract/types';
 import { groupToolResults, tokens, type ProviderAnswer, type ProviderCall } from './call';
 import { malformed, providerFailure } from './errors';
 

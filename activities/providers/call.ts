@@ -1,4 +1,4 @@
-import type { ToolCall, ToolSpec, Turn } from '../../workflows/types';
+import type { ToolCall, ToolSpec, Turn } from '../../src/contract/types';
 import type { ProviderFetch } from './http';
 
 /** One call of a provider: the conversation so far and the tools on offer. The key is used and dropped. */

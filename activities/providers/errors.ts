@@ -1,6 +1,6 @@
 import type { ApplicationFailure } from '@temporalio/common';
-import { runFailure } from '../../workflows/failures';
-import type { ProviderFailureDetails } from '../../workflows/types';
+import { runFailure } from '../../src/contract/failures';
+import type { ProviderFailureDetails } from '../../src/contract/types';
 
 /** Removes the key, and anything that looks like a provider key, from a provider's message before it is recorded. */
 export function scrub(message: string, key: string): string {

@@ -1,5 +1,5 @@
 import OpenAI from 'openai';
-import type { ToolCall } from '../../workflows/types';
+import type { ToolCall } from '../../src/contract/types';
 import { groupToolResults, tokens, type ProviderAnswer, type ProviderCall, type ToolTurn } from './call';
 import { malformed, providerFailure } from './errors';
 

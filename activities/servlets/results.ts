@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { CallToolResult } from '../../src/contract/types';
 
 /** What a servlet's `describe` must return (spec/compat.md, "Module ABI"). */
 const toolSchema = z.object({
@@ -25,11 +26,12 @@ const contentSchema = z.discriminatedUnion('type', [
   }),
 ]);
 
-const callResultSchema = z.object({ content: z.array(contentSchema), isError: z.boolean().optional() });
+/** A servlet's `call` answer, checked against the contract's CallToolResult (the type is declared there, once). */
+const callResultSchema: z.ZodType<CallToolResult> = z.object({ content: z.array(contentSchema), isError: z.boolean().optional() });
 
 export type ToolDescription = z.infer<typeof toolSchema>;
 export type DescribeResult = z.infer<typeof describeSchema>;
-export type CallToolResult = z.infer<typeof callResultSchema>;
+export type { CallToolResult };
 
 export type Decoded<T> = { ok: true; value: T } | { ok: false; reason: string };
 

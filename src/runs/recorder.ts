@@ -18,8 +18,8 @@ import {
   type RunRecord,
   type WrittenRun,
 } from '../store/runs';
-import { isTerminal } from '../../workflows/constants';
-import type { HeldEntry, RunRef } from '../../workflows/types';
+import { isTerminal } from '../contract/constants';
+import type { HeldEntry, RunRef } from '../contract/types';
 
 /**
  * The recorder: the one code path that writes a run record, whoever calls it (the trigger, the workflow's activities,

@@ -1,5 +1,5 @@
 import crypto from 'node:crypto';
-import type { ContentRef, HeldEntry, ResultEntry, Text } from '../../workflows/types';
+import type { ContentRef, HeldEntry, ResultEntry, Text } from '../contract/types';
 import { retryWhileBusy } from './connect';
 import type { Models } from './models';
 

@@ -1,6 +1,6 @@
 import mongoose, { type Types } from 'mongoose';
-import type { HeldEntry, Message, RunIdentity, RunStatus, RunUsage } from '../../workflows/types';
-import { isTerminal, TERMINAL } from '../../workflows/constants';
+import type { HeldEntry, Message, RunIdentity, RunStatus, RunUsage } from '../contract/types';
+import { isTerminal, runWorkflowId, TERMINAL } from '../contract/constants';
 import { isDuplicateKey, retryWhileBusy } from './connect';
 import { keysetCursor, keysetQuery, type PageRequest } from './keyset';
 import type { Models } from './models';
@@ -9,13 +9,11 @@ import { PAGE_SIZE, readPaged, writePages, type PageVersions } from './run-conte
 const { EJSON } = mongoose.mongo.BSON;
 
 /**
- * The run record: one document per run, `_id` = the run's identity = its workflow id (names cannot contain "/",
- * store/names.ts, so `run/<owner>/<profile>/<task>/<run>` is unambiguous and reads well in the Web UI). Inserted by
- * the trigger; after that the run's workflow is its only writer (FerretDB applies concurrent updates of one document
- * as read-modify-write, so two writers would lose each other's fields), except `closeRun`, for a workflow that
- * closed without writing its end.
+ * The run record: one document per run, `_id` = the run's identity = its workflow id (contract/constants.ts
+ * runWorkflowId). Inserted by the trigger; every write after that goes through the recorder (src/runs/recorder.ts),
+ * conditional on the record found by `_id`.
  */
-export const runWorkflowId = (id: RunIdentity) => `run/${id.owner}/${id.profile}/${id.task}/${id.run}`;
+export { runWorkflowId };
 
 /** A run document as stored (the schema has no version key). */
 export type RunRecord = Omit<NonNullable<Awaited<ReturnType<typeof findRun>>>, '__v'>;

@@ -7,9 +7,11 @@ import type { Models } from './models';
 import { getProfile } from './profiles';
 import { open, seal, type Keyring, type SealedSecret } from './secrets';
 import { resolveWebhook, type StoredWebhook, type WebhookChange } from './webhooks';
+import { RUNNERS } from '../contract/constants';
+import type { Runner } from '../contract/types';
 
-export const RUNNERS = ['openai', 'anthropic'] as const;
-export type Runner = (typeof RUNNERS)[number];
+export { RUNNERS };
+export type { Runner };
 
 /**
  * A task's own limits on its runs, each within the server's ceiling (RUN_MAX_TURNS, RUN_TIMEOUT_MS,

@@ -1,5 +1,5 @@
 import { LRUCache } from 'lru-cache';
-import type { ContentRef, Text } from '../../workflows/types';
+import type { ContentRef, Text } from '../contract/types';
 import type { Models } from './models';
 import { isRef, loadText, StoredContentMissing } from './run-content';
 

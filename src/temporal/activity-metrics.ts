@@ -1,6 +1,6 @@
 import type { ActivityInterceptorsFactory } from '@temporalio/worker';
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
-import type { FirstModelCall, FirstModelCallInput, ModelCallInput, ModelTurn, RunStatus, ToolOutcome } from '../../workflows/types';
+import type { FirstModelCall, FirstModelCallInput, ModelCallInput, ModelTurn, RunStatus, ToolOutcome } from '../contract/types';
 import { RUNNERS } from '../store/tasks';
 
 type Outcome = 'completed' | 'failed' | 'cancelled';

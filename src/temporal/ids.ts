@@ -2,8 +2,8 @@
  * Workflow ids. A run's workflow id is its identity, the same string as its record's _id (defined with the record,
  * store/runs.ts); other workflows' ids are made here.
  */
-export { runWorkflowId } from '../store/runs';
-export type { RunIdentity } from '../../workflows/types';
+export { runWorkflowId } from '../contract/constants';
+export type { RunIdentity } from '../contract/types';
 
 /** The reconciler's schedule, one per task queue (each deployment reconciles the runs it starts). */
 export const reconcileScheduleId = (taskQueue: string) => `reconcile-runs/${taskQueue}`;

@@ -1,6 +1,6 @@
 import type { Client } from '@temporalio/client';
 import type { Config } from '../config';
-import { reconcileRuns } from '../../workflows/reconcile';
+import { WORKFLOW, type ReconcileRunsWorkflow } from '../contract/messages';
 import { reconcileScheduleId } from './ids';
 import { ensureSchedule } from './schedules';
 
@@ -11,5 +11,5 @@ import { ensureSchedule } from './schedules';
  */
 export async function ensureReconcileSchedule(client: Client, config: Pick<Config, 'TEMPORAL_TASK_QUEUE' | 'RECONCILE_INTERVAL_MS'>): Promise<void> {
   const taskQueue = config.TEMPORAL_TASK_QUEUE;
-  await ensureSchedule(client, { scheduleId: reconcileScheduleId(taskQueue), workflowType: reconcileRuns, taskQueue, args: [{ taskQueue }], everyMs: config.RECONCILE_INTERVAL_MS });
+  await ensureSchedule<ReconcileRunsWorkflow>(client, { scheduleId: reconcileScheduleId(taskQueue), workflowType: WORKFLOW.reconcile, taskQueue, args: [{ taskQueue }], everyMs: config.RECONCILE_INTERVAL_MS });
 }

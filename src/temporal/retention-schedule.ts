@@ -1,6 +1,6 @@
 import type { Client } from '@temporalio/client';
 import type { Config } from '../config';
-import { retainRuns } from '../../workflows/retention';
+import { WORKFLOW, type RetainRunsWorkflow } from '../contract/messages';
 import { retentionScheduleId } from './ids';
 import { ensureSchedule, removeSchedule } from './schedules';
 
@@ -18,6 +18,6 @@ export async function ensureRetentionSchedule(
   const taskQueue = config.TEMPORAL_TASK_QUEUE;
   const scheduleId = retentionScheduleId(taskQueue);
   if (config.RUN_RETENTION_DAYS === undefined) return removeSchedule(client, scheduleId);
-  const args: Parameters<typeof retainRuns> = [{ retentionMs: Math.round(config.RUN_RETENTION_DAYS * DAY_MS) }];
-  await ensureSchedule(client, { scheduleId, workflowType: retainRuns, taskQueue, args, everyMs: config.RETENTION_INTERVAL_MS });
+  const args: Parameters<RetainRunsWorkflow> = [{ retentionMs: Math.round(config.RUN_RETENTION_DAYS * DAY_MS) }];
+  await ensureSchedule<RetainRunsWorkflow>(client, { scheduleId, workflowType: WORKFLOW.retain, taskQueue, args, everyMs: config.RETENTION_INTERVAL_MS });
 }

@@ -5,7 +5,7 @@ import { retryWhileBusy } from '../store/connect';
 import type { Models } from '../store/models';
 import { deleteRunContent } from '../store/run-content';
 import { findRun } from '../store/runs';
-import { isTerminal } from '../../workflows/constants';
+import { isTerminal } from '../contract/constants';
 
 type DeleteDeps = { models: Models; temporal: Client; logger: Logger };
 

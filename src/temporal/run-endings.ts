@@ -2,9 +2,9 @@ import type { Client } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import { recordOutsideEnd } from '../runs/recorder';
 import { entryCount, findRun } from '../store/runs';
-import { runQuery } from '../../workflows/run-task';
-import { isTerminal } from '../../workflows/constants';
-import type { HeldEntry } from '../../workflows/types';
+import { runQuery } from '../contract/messages';
+import { isTerminal } from '../contract/constants';
+import type { HeldEntry } from '../contract/types';
 import { describeRunExecution, ranEarlierRecord, type ExecutionFacts } from './run-executions';
 import { announceRunClosed, type AnnounceDeps } from './webhook-start';
 

@@ -1,7 +1,7 @@
 import { QueryRejectedError, WorkflowClient, WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { LRUCache } from 'lru-cache';
-import { runQuery } from '../../workflows/run-task';
-import type { HeldEntry, RunStatus, RunUsage } from '../../workflows/types';
+import { runQuery } from '../contract/messages';
+import type { HeldEntry, RunStatus, RunUsage } from '../contract/types';
 import { closedStatusName, type ClosedStatus } from './run-endings';
 
 /** A live run as the reader knows it: every entry from the first (contents may be references). */

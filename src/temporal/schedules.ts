@@ -7,7 +7,7 @@ import { ScheduleAlreadyRunning, ScheduleNotFoundError, ScheduleOverlapPolicy, t
  */
 export async function ensureSchedule<W extends Workflow>(
   client: Client,
-  options: { scheduleId: string; workflowType: W; taskQueue: string; args: Parameters<W>; everyMs: number },
+  options: { scheduleId: string; workflowType: W | string; taskQueue: string; args: Parameters<W>; everyMs: number },
 ): Promise<void> {
   const { scheduleId, everyMs } = options;
   const spec = { intervals: [{ every: everyMs }] };

@@ -8,8 +8,8 @@ import type { Models } from '../store/models';
 import { createRecord } from '../runs/recorder';
 import { deferStart, findRun, recordIdentity, runWorkflowId, type RunRecord } from '../store/runs';
 import { unavailableDependency } from '../dependencies';
-import { runTask } from '../../workflows/run-task';
-import type { RunIdentity, RunInput } from '../../workflows/types';
+import { WORKFLOW, type RunTaskWorkflow } from '../contract/messages';
+import type { RunIdentity, RunInput } from '../contract/types';
 import { describeRunExecution, ranEarlierRecord, RECORD_CREATED_MEMO } from './run-executions';
 import { OWNER, PROFILE, RUNNER, TASK } from './search-attributes';
 
@@ -135,7 +135,7 @@ export async function startFromRecord(deps: StartDeps, record: RunRecord, task: 
     prepareInCall: { runner: record.runner },
   };
   const start = (workflowIdReusePolicy: 'REJECT_DUPLICATE' | 'ALLOW_DUPLICATE') =>
-    deps.temporal.workflow.start(runTask, {
+    deps.temporal.workflow.start<RunTaskWorkflow>(WORKFLOW.run, {
       workflowId: record._id,
       taskQueue: config.TEMPORAL_TASK_QUEUE,
       args: [input],

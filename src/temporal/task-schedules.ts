@@ -12,7 +12,7 @@ import { badRequest, conflict } from '../errors';
 import type { Logger } from '../logger';
 import { retryWhileBusy } from '../store/connect';
 import type { Models } from '../store/models';
-import { scheduledRun, scheduledRunName, type ScheduledRunInput } from '../../workflows/scheduled-run';
+import { scheduledRunName, WORKFLOW, type ScheduledRunInput, type ScheduledRunWorkflow } from '../contract/messages';
 import { scheduledRunWorkflowId, taskScheduleId, type TaskScheduleRef } from './ids';
 import { OWNER, PROFILE, TASK } from './search-attributes';
 
@@ -125,9 +125,9 @@ export async function putTaskSchedule(deps: Deps & { config: Pick<Config, 'TEMPO
     { key: PROFILE, value: ref.profile },
     { key: TASK, value: ref.task },
   ];
-  const action: ScheduleOptionsStartWorkflowAction<typeof scheduledRun> = {
+  const action: ScheduleOptionsStartWorkflowAction<ScheduledRunWorkflow> = {
     type: 'startWorkflow',
-    workflowType: scheduledRun,
+    workflowType: WORKFLOW.scheduled,
     workflowId: scheduledRunWorkflowId(ref),
     taskQueue: deps.config.TEMPORAL_TASK_QUEUE,
     args: [input],

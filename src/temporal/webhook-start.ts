@@ -7,8 +7,8 @@ import { WRITTEN_RUN, type WrittenRun } from '../store/runs';
 import { releaseLiveRun, releaseLiveRunsOf } from '../store/live-runs';
 import { findWebhookTask } from '../store/webhooks';
 import { createTtlCache } from '../ttl-cache';
-import { isTerminal } from '../../workflows/constants';
-import { deliverWebhook } from '../../workflows/webhook-delivery';
+import { isTerminal } from '../contract/constants';
+import { WORKFLOW, type DeliverWebhookWorkflow } from '../contract/messages';
 
 /**
  * Starting a closed run's completion webhook (docs/webhooks.md). Every place a run closes calls `announceRunClosed`:
@@ -46,7 +46,7 @@ function hasWebhook(models: Models, taskId: Types.ObjectId): Promise<boolean> {
 export async function startWebhookDelivery(deps: Pick<AnnounceDeps, 'temporal' | 'config'>, run: { runId: string; createdAt: number }): Promise<void> {
   const { config } = deps;
   try {
-    await deps.temporal.workflow.start(deliverWebhook, {
+    await deps.temporal.workflow.start<DeliverWebhookWorkflow>(WORKFLOW.webhook, {
       workflowId: webhookDeliveryWorkflowId(run.runId, run.createdAt),
       taskQueue: config.TEMPORAL_TASK_QUEUE,
       args: [{ runId: run.runId, createdAt: run.createdAt, retry: { initialMs: config.WEBHOOK_RETRY_INITIAL_MS, hours: config.WEBHOOK_RETRY_HOURS } }],

@@ -6,7 +6,7 @@ import { createServletRuntime } from '../../activities/servlets';
 import { createTemplateSandbox } from '../../activities/template/sandbox';
 import { createProviderFetch } from '../../activities/providers/http';
 import { createToolCaller } from '../../activities/tool-call';
-import { toolTaskQueue } from '../../workflows/constants';
+import { toolTaskQueue } from '../contract/constants';
 import { loadInstallForRun } from '../store/installations';
 import { ensureReconcileSchedule } from './reconcile-schedule';
 import { ensureRetentionSchedule } from './retention-schedule';

@@ -4,7 +4,7 @@ import type { Types } from 'mongoose';
 import { storeText, writePages } from '../../src/store/run-content';
 import { runWorkflowId } from '../../src/store/runs';
 import { runTask } from '../../workflows/run-task';
-import type { RunInput } from '../../workflows/types';
+import type { RunInput } from '../../src/contract/types';
 import { signedIn, taskBody } from '../helpers/api';
 import { getStack } from '../helpers/stack';
 

@@ -5,7 +5,7 @@ import { api as apiFor, signedIn, startApi } from '../helpers/api';
 import { createTask, postSigned, signedUrl, until } from '../helpers/runs';
 import { recordProgress } from '../../src/runs/recorder';
 import { entryCount, findRun } from '../../src/store/runs';
-import { finalEntry } from '../../workflows/constants';
+import { finalEntry } from '../../src/contract/constants';
 import { lastUserText } from '../helpers/fake-provider';
 import { openEvents } from '../helpers/events';
 import { runWorkflowId } from '../../src/temporal/ids';

@@ -7,10 +7,10 @@ import { createTask, postSigned, signedUrl, until, waitForRun } from '../helpers
 import { Types } from 'mongoose';
 import { recordOutsideEnd, recordProgress } from '../../src/runs/recorder';
 import { explainCondition, insertRun, readEntries, runWorkflowId } from '../../src/store/runs';
-import { runQuery, runTask } from '../../workflows/run-task';
+import { runQuery, WORKFLOW, type RunTaskWorkflow } from '../../src/contract/messages';
 import { openaiToolCall } from '../helpers/fake-provider';
 import { installServlet } from '../helpers/servlets';
-import type { RunInput } from '../../workflows/types';
+import type { RunInput } from '../../src/contract/types';
 import { closeFromWorkflow, GONE_REASON } from '../../src/temporal/run-endings';
 
 const recordOf = (runId: string) => getStack().db.models.Run.findById(runId).lean();
@@ -167,7 +167,7 @@ describe('runs: every run ends', () => {
     const taskDoc = (await db.models.Task.findOne({ owner: username, name: 'late' }).lean())!;
     await insertRun(db.models, { identity, taskId: taskDoc._id, taskVersion: 1, runner: 'openai', payload: {}, at: new Date() });
     await db.models.Run.updateOne({ _id: id }, { $set: { started: true, status: 'running' } });
-    await temporal.workflow.start(runTask, { workflowId: id, taskQueue: `nobody-${crypto.randomBytes(4).toString('hex')}`, args: [{} as RunInput], workflowExecutionTimeout: 1_000 });
+    await temporal.workflow.start<RunTaskWorkflow>(WORKFLOW.run, { workflowId: id, taskQueue: `nobody-${crypto.randomBytes(4).toString('hex')}`, args: [{} as RunInput], workflowExecutionTimeout: 1_000 });
     await until('the workflow to time out', async () => (await temporal.workflow.getHandle(id).describe()).status.name === 'TIMED_OUT');
     const run = await waitForRun(client, `${getStack().apiUrl}/api/runs/${username}/default/late/l1`);
     expect(run.status).to.equal('error');

@@ -2,7 +2,7 @@ import { ActivityFailure, ApplicationFailure, CancelledFailure, RetryState, Time
 import { expect } from 'chai';
 import { withFailurePolicy } from '../../activities/failure-guard';
 import { createLogger } from '../../src/logger';
-import { FAILURES, internalReason, readFailure, runFailure } from '../../workflows/failures';
+import { FAILURES, internalReason, readFailure, runFailure } from '../../src/contract/failures';
 import { LogSink } from '../helpers/log-sink';
 
 const asActivityFailure = (cause: Error) => new ActivityFailure('activity failed', 'callModel', '1', RetryState.NON_RETRYABLE_FAILURE, undefined, cause);

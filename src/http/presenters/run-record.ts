@@ -1,7 +1,7 @@
 import type { Models } from '../../store/models';
 import { resolveEntry } from '../../store/run-content';
 import { entryCount, readEntries, type RunRecord } from '../../store/runs';
-import type { HeldEntry, RunUsage, Text } from '../../../workflows/types';
+import type { HeldEntry, RunUsage, Text } from '../../contract/types';
 import { presentRun, type RunView } from './run';
 
 /** The run's name and creation time: a record, or what a query said when the record cannot be read. */

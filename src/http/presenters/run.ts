@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { NO_USAGE } from '../../../workflows/constants';
-import type { ResultEntry, RunStatus, RunUsage } from '../../../workflows/types';
+import { NO_USAGE } from '../../contract/constants';
+import type { ResultEntry, RunStatus, RunUsage } from '../../contract/types';
 import type { Expect, Same } from './same-type';
 import { timestamp } from './timestamp';
 

@@ -1,4 +1,4 @@
-import type { ContentRef } from '../../../../workflows/types';
+import type { ContentRef } from '../../../contract/types';
 import type { Payload } from './schema';
 
 /** How much stored text one decode answer may carry: what the Web UI shows of one event, bounded whatever is sent. */

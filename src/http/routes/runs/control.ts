@@ -5,9 +5,10 @@ import { findRun, type RunRecord } from '../../../store/runs';
 import { closeAndAnnounce, closeFromWorkflow, closedStatusName, GONE_REASON } from '../../../temporal/run-endings';
 import { describeRunExecution } from '../../../temporal/run-executions';
 import type { AnnounceDeps } from '../../../temporal/webhook-start';
-import { approvalUpdate, cancelSignal } from '../../../../workflows/run-task';
-import { APPROVAL_FAILURE, isTerminal } from '../../../../workflows/constants';
-import type { RunIdentity } from '../../../../workflows/types';
+import { approvalUpdate, cancelSignal } from '../../../contract/messages';
+import { isTerminal } from '../../../contract/constants';
+import { APPROVAL_FAILURE } from '../../../contract/failures';
+import type { RunIdentity } from '../../../contract/types';
 import type { ApprovalBody } from './schema';
 
 const runClosed = (run: string) => conflict(`run "${run}" has already ended`, 'run_closed');

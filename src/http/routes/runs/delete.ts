@@ -1,8 +1,8 @@
 import { conflict, notFound } from '../../../errors';
 import { findRun, type RunRecord } from '../../../store/runs';
 import { deleteClosedRuns } from '../../../temporal/run-delete';
-import { isTerminal } from '../../../../workflows/constants';
-import type { RunIdentity } from '../../../../workflows/types';
+import { isTerminal } from '../../../contract/constants';
+import type { RunIdentity } from '../../../contract/types';
 import type { AppDeps } from '../../deps';
 
 /**

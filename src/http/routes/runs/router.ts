@@ -7,7 +7,7 @@ import { parse } from '../../validate';
 import { ownerFromPath } from '../users/owner';
 import { approvalBody, approvalId, runName, variantAParameters } from './schema';
 import type { RunService } from './service';
-import type { RunIdentity } from '../../../../workflows/types';
+import type { RunIdentity } from '../../../contract/types';
 
 /** Run URLs name the owner (not `~`) so they stay right whoever triggered the run with a signed URL. */
 export const runUrlA = (base: string, owner: string, task: string, run: string) => `${base}/api/profiles/${owner}/default/tasks/${task}/runs/${run}`;

@@ -2,8 +2,8 @@ import { unavailableDependency } from '../../../dependencies';
 import type { Logger } from '../../../logger';
 import type { Models } from '../../../store/models';
 import { entryCount, findRun, readEntries, type RunRecord } from '../../../store/runs';
-import { isTerminal } from '../../../../workflows/constants';
-import type { HeldEntry, RunStatus } from '../../../../workflows/types';
+import { isTerminal } from '../../../contract/constants';
+import type { HeldEntry, RunStatus } from '../../../contract/types';
 import type { RunReads } from './reads';
 
 /** A run as its streams see it. */

@@ -11,7 +11,7 @@ import {
   type TaskSchedule,
 } from '../../../temporal/task-schedules';
 import type { TaskScheduleRef } from '../../../temporal/ids';
-import { scheduledRunName } from '../../../../workflows/scheduled-run';
+import { scheduledRunName } from '../../../contract/messages';
 import type { AppDeps } from '../../deps';
 import { presentSchedule } from '../../presenters/schedule';
 import { parse } from '../../validate';

@@ -1,14 +1,27 @@
 /**
- * Types shared by the workflow, its activities and the API. Types only: nothing here runs (the workflow's runtime
- * constants are in constants.ts). Each type is declared once; the others here are derived from it or imported.
+ * The contract of a run, shared by the workflows, the activities, the store and the API: types only (the runtime
+ * constants are in constants.ts, the failures in failures.ts, the workflows' messages in messages.ts). Nothing in
+ * src/contract/ uses Node or a client: the workflow sandbox imports it. Each type is declared once; the others here
+ * are derived from it.
  */
-import type { CallToolResult } from '../activities/servlets/results';
-import type { Runner } from '../src/store/tasks';
 
-export type { CallToolResult, Runner };
+import type { RUNNERS } from './constants';
+
+/** The model providers a task may run on. */
+export type Runner = (typeof RUNNERS)[number];
+
+/** One item of a tool's result (spec/compat.md, "Module ABI"; activities/servlets/results.ts checks a servlet's against it). */
+export type ContentItem = { type: 'text'; text: string } | { type: 'image'; data: string; mimeType: string };
+
+/** A tool's result, as servlets (and MCP servers) give it. */
+export interface CallToolResult {
+  content: ContentItem[];
+  isError?: boolean;
+}
 
 export type RunStatus = 'pending' | 'running' | 'ready' | 'error';
 
+/** A run's identity: its owner, profile, task and name. Its workflow id and record `_id` are `runWorkflowId` of it. */
 export interface RunIdentity {
   owner: string;
   profile: string;
@@ -165,8 +178,6 @@ export interface ToolCall<A = Record<string, unknown>> {
   name: string;
   arguments: A;
 }
-
-export type ContentItem = CallToolResult['content'][number];
 
 /**
  * The conversation with the model, one message per item, stored once (the record and `run_pages`) and loaded by the

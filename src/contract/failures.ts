@@ -81,3 +81,32 @@ export function readFailure(err: unknown, step: { name: string; kind: 'provider'
   }
   return { retryable: false, reason: internalReason(step.name) };
 }
+
+/**
+ * Failures that are not a run's: each workflow's own, with what it means. They never reach a run's reason.
+ * - the approval update's validator (workflows/run-task.ts), which the API maps to its answer;
+ * - a webhook delivery's attempt (activities/webhook-delivery.ts);
+ * - a schedule's action (activities/scheduled-run.ts): benign, its retry policy waits.
+ */
+export const APPROVAL_FAILURE = {
+  /** The run never asked for this approval: 404. */
+  unknown: 'UnknownApproval',
+  /** Decided before: 409 `approval_decided`. */
+  decided: 'ApprovalDecided',
+  /** The run is closing (cancelled, ended): 409 `run_closed`. */
+  closed: 'RunClosing',
+} as const;
+
+export const WEBHOOK_FAILURE = {
+  /** The network guard refused the destination (blocklist): not retried. */
+  refused: 'WebhookRefused',
+  /** The receiver answered other than 2xx, or not at all: retried with backoff. */
+  failed: 'WebhookFailed',
+} as const;
+
+export const SCHEDULE_FAILURE = {
+  /** LIVE_RUNS_PER_USER is reached: the action tries again when the limit says (its retry delay). */
+  liveRunsLimit: 'LiveRunsLimit',
+  /** The scheduled run has not ended yet: the action looks again later (Temporal's polling pattern). */
+  runStillOpen: 'RunStillOpen',
+} as const;

@@ -1,5 +1,14 @@
-/** Runtime constants of runs, shared by the workflow and the API (deterministic: no I/O, nothing from Node). */
-import type { LastEntry, RunStatus, RunUsage, Text } from './types';
+/** Runtime constants of runs, shared by the workflows, the activities, the store and the API (no I/O, nothing from Node). */
+import type { LastEntry, RunIdentity, RunStatus, RunUsage, Text } from './types';
+
+/** The model providers a task may run on. */
+export const RUNNERS = ['openai', 'anthropic'] as const;
+
+/**
+ * A run's workflow id, the same string as its record's `_id`: names cannot contain "/" (store/names.ts), so
+ * `run/<owner>/<profile>/<task>/<run>` is unambiguous and reads well in the Web UI.
+ */
+export const runWorkflowId = (id: RunIdentity) => `run/${id.owner}/${id.profile}/${id.task}/${id.run}`;
 
 export const TERMINAL: readonly RunStatus[] = ['ready', 'error'];
 
@@ -27,6 +36,3 @@ export const addModelCall = (usage: RunUsage, tokens: { input: number; output: n
   output_tokens: usage.output_tokens + tokens.output,
   model_calls: usage.model_calls + 1,
 });
-
-/** Why the approval update rejected a decision (the ApplicationFailure's type; the API maps each to its answer). */
-export const APPROVAL_FAILURE = { unknown: 'UnknownApproval', decided: 'ApprovalDecided', closed: 'RunClosing' } as const;
