@@ -40,6 +40,8 @@ const masterKey = z
 const schema = z.object({
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
   LOG_LEVEL: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).default('info'),
+  /** `pretty`: one readable line per entry, for a person at a terminal (`npm run dev` decides); `json` for machines. */
+  LOG_FORMAT: z.enum(['json', 'pretty']).default('json'),
   HOST: z.string().default('127.0.0.1'),
   PORT: port.default(8080),
   PUBLIC_URL: url.optional(),
