@@ -255,6 +255,8 @@ const devSchema = z.object({
   DEV_TEMPORAL_UI_PORT: port.default(8233),
   DEV_MONGO_PORT: port.default(27017),
   DEV_USER: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/).default('dev'),
+  /** Unset: `pretty` when `npm run dev`'s output is a terminal, else `json` (its children's output is never one). */
+  LOG_FORMAT: z.enum(['json', 'pretty']).optional(),
 });
 export type DevConfig = z.infer<typeof devSchema>;
 
