@@ -272,6 +272,7 @@ describe('ptr (the command line), run as a process against the API', function ()
     const badYaml = await ptr(['task', 'create', 'broken', '--file', bad], env);
     expect(badYaml.code, 'a usage error').to.equal(2);
     expect(badYaml.stderr).to.match(new RegExp(`^error: ${bad.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: .* at line \\d+, column \\d+`));
+    expect(badYaml.stderr, 'the whole message: the line in question, marked').to.contain('\nopenai: [\n');
     const missing = await ptr(['task', 'create', 'broken', '--file', path.join(dir, 'nowhere.yaml')], env);
     expect(missing.code).to.equal(2);
     expect(missing.stderr).to.match(/^error: cannot read .*nowhere\.yaml: ENOENT/);
@@ -292,6 +293,23 @@ describe('ptr (the command line), run as a process against the API', function ()
       expect(res.stdout).to.equal('');
       expect(res.stderr, 'no stack trace').not.to.match(/\n\s+at /);
     }
+  });
+
+  it('reads --file relative to where `npm run ptr` was typed, not the checkout', async () => {
+    const where = fs.mkdtempSync(path.join(dir, 'cwd-'));
+    fs.writeFileSync(path.join(where, 'here.yaml'), 'runner: openai\nopenai:\n  prompt: "Say {{ text }}"\n  model: m\n');
+    const root = path.join(__dirname, '..', '..');
+    const res = await new Promise<Done>((resolve, reject) => {
+      const child = spawn('npm', ['--prefix', root, 'run', '-s', 'ptr', '--', '--json', 'task', 'create', 'from-here', '--file', 'here.yaml'], { cwd: where, env });
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (c: Buffer) => (stdout += c.toString('utf8')));
+      child.stderr.on('data', (c: Buffer) => (stderr += c.toString('utf8')));
+      child.once('error', reject);
+      child.once('close', (code) => resolve({ code, stdout, stderr }));
+    });
+    expect(res.code, res.stderr).to.equal(0);
+    expect((await user.api.get('/api/tasks/~/default/from-here')).status).to.equal(200);
   });
 
   it('publishes a servlet, installs it into the default profile and lists the installs', async () => {
