@@ -165,9 +165,12 @@ describe('npm run dev', function () {
     expect(stopped.stderr).to.contain('or start `npm run dev`');
 
     fake.reset();
-    const second = startDev(env);
+    // As at a terminal (this output is a pipe, so the format is asked for): readable lines, no JSON.
+    const second = startDev({ ...env, LOG_FORMAT: 'pretty', LOG_LEVEL: 'info' });
     try {
       await waitForOutput(second, /^Session: (\S+)$/m, 150_000);
+      expect(second.output()).to.match(/^\d\d:\d\d:\d\d INFO {2}api: API listening url=http/m);
+      expect(second.output()).not.to.match(/^\{"level"/m);
       const signed = (await (await fetch(`${api}/api/tasks/~/default/kept/signed`, { method: 'POST', headers })).json()) as { url: string };
       const trigger = (await (await fetch(signed.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"text":"again"}' })).json()) as { url: string };
       let run: any;
