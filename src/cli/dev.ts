@@ -2,7 +2,9 @@
  * `npm run dev`: the whole service on one machine. Builds the tools when missing, starts the Temporal dev server
  * (Web UI on) and FerretDB with their data in .data/ unless TEMPORAL_ADDRESS / MONGO_URL name running servers,
  * then the API and a worker; prints where everything is and a ready session. Ctrl-C stops every child. While the
- * stack runs, <DEV_DATA_DIR>/dev-stack.json tells the command-line helpers where it is (dev-stack-file.ts).
+ * stack runs, <DEV_DATA_DIR>/dev-stack.json tells the command-line helpers where it is (dev-stack-file.ts), and an
+ * entry under $XDG_CACHE_HOME/prompt-task-runner/stacks/ lets them find it without DEV_DATA_DIR (stack-registry.ts).
+ * Its children log LOG_FORMAT=pretty when its own output is a terminal (theirs never is), JSON otherwise.
  */
 import { execFile } from 'node:child_process';
 import crypto from 'node:crypto';
@@ -120,11 +122,10 @@ async function main() {
 
     // The children's output is a pipe, never a terminal: this command decides for them.
     const logFormat = dev.LOG_FORMAT ?? (process.stdout.isTTY ? 'pretty' : 'json');
-    const baseConfig = loadConfig({ ...process.env, ...secrets, MONGO_URL: mongoUrl, TEMPORAL_ADDRESS: temporalAddress, PORT: String(dev.PORT) });
-    // The worker's /metrics (its `ptr_` metrics), /healthz and /readyz: next to the API unless set.
-    const workerHttpPort = baseConfig.WORKER_HTTP_PORT ?? dev.PORT + 1;
     const env = { ...process.env, ...secrets, MONGO_URL: mongoUrl, TEMPORAL_ADDRESS: temporalAddress, PORT: String(dev.PORT), LOG_FORMAT: logFormat };
     const config = loadConfig(env);
+    // The worker's /metrics (its `ptr_` metrics), /healthz and /readyz: next to the API unless set.
+    const workerHttpPort = config.WORKER_HTTP_PORT ?? dev.PORT + 1;
     await assertPortFree(config.PORT, 'API', 'set PORT');
     await assertPortFree(workerHttpPort, "the worker's metrics", 'set WORKER_HTTP_PORT');
     // `node --import tsx`: one process per child, so stopping it stops it (the tsx wrapper would fork another).
@@ -153,7 +154,8 @@ async function main() {
     });
     await dropUnreachableStacks(cacheEnv);
     registered = registerStack(cacheEnv, { dataDir, stack: { pid: process.pid, apiUrl: api } });
-    const metricsUrl = `http://${config.HOST}:${workerHttpPort}/metrics`;
+    const metricsHost = config.HOST === '0.0.0.0' || config.HOST === '::' ? '127.0.0.1' : config.HOST;
+    const metricsUrl = `http://${metricsHost.includes(':') ? `[${metricsHost}]` : metricsHost}:${workerHttpPort}/metrics`;
     process.stdout.write(`
 Prompt task runner is up.
   API:              ${api}   (every route: ${api}/docs)
