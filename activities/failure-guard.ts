@@ -5,7 +5,7 @@ import { FAILURES, internalReason, runFailure } from '../src/contract/failures';
 type ActivityFn = (...args: any[]) => Promise<unknown>;
 
 /**
- * Applies the failure policy (workflows/failures.ts) to every activity: a listed failure or a cancellation passes
+ * Applies the failure policy (src/contract/failures.ts) to every activity: a listed failure or a cancellation passes
  * as it is; anything else is logged with its details and reaches the workflow as an `Internal` failure whose
  * message says only which step it stopped (a database error must not reach the run's reader word for word).
  * `steps` names each activity's step as a run's reader would say it.

@@ -40,6 +40,8 @@ const masterKey = z
 const schema = z.object({
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
   LOG_LEVEL: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).default('info'),
+  /** `pretty`: one readable line per entry, for a person at a terminal (`npm run dev` decides); `json` for machines. */
+  LOG_FORMAT: z.enum(['json', 'pretty']).default('json'),
   HOST: z.string().default('127.0.0.1'),
   PORT: port.default(8080),
   PUBLIC_URL: url.optional(),
@@ -253,6 +255,8 @@ const devSchema = z.object({
   DEV_TEMPORAL_UI_PORT: port.default(8233),
   DEV_MONGO_PORT: port.default(27017),
   DEV_USER: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/).default('dev'),
+  /** Unset: `pretty` when `npm run dev`'s output is a terminal, else `json` (its children's output is never one). */
+  LOG_FORMAT: z.enum(['json', 'pretty']).optional(),
 });
 export type DevConfig = z.infer<typeof devSchema>;
 

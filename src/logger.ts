@@ -1,12 +1,17 @@
 import pino, { type Logger } from 'pino';
+import { prettyStream } from './pretty-log';
 
 /** Field names whose values are secrets wherever they appear in a log object. */
 const REDACT = ['key', 'apiKey', 'authorization', 'cookie', 'sessionId', 'settings.key', 'config', 'secret'];
 
 export type { Logger };
 
-/** Structured JSON logs. Secrets are redacted by field name as a second line of defence; code never logs them. */
-export function createLogger(options: { level: string; name: string; destination?: pino.DestinationStream }): Logger {
+/**
+ * Structured JSON logs, or with `format: 'pretty'` (LOG_FORMAT, which `npm run dev` sets for a terminal) one
+ * readable line per entry on stdout. Secrets are redacted by field name as a second line of defence; code never
+ * logs them.
+ */
+export function createLogger(options: { level: string; name: string; format?: 'json' | 'pretty'; destination?: pino.DestinationStream }): Logger {
   return pino(
     {
       name: options.name,
@@ -14,6 +19,6 @@ export function createLogger(options: { level: string; name: string; destination
       redact: { paths: [...REDACT, ...REDACT.map((k) => `*.${k}`)], censor: '[redacted]' },
       timestamp: pino.stdTimeFunctions.isoTime,
     },
-    options.destination,
+    options.destination ?? (options.format === 'pretty' ? prettyStream(process.stdout) : undefined),
   );
 }

@@ -19,7 +19,7 @@ const IDLE_SWEEP_MS = 100;
  * after CLOSE_GRACE_MS cut; then the Temporal and database connections close.
  */
 export async function startServer(config: Config) {
-  const logger = createLogger({ level: config.LOG_LEVEL, name: 'api' });
+  const logger = createLogger({ level: config.LOG_LEVEL, format: config.LOG_FORMAT, name: 'api' });
   const db = await connectDb(config.MONGO_URL, { timeoutMs: config.DEPENDENCY_TIMEOUT_MS });
   const temporal = await connectTemporal(config);
   const app = createApp({ config, logger, db, keyring: keyringFromConfig(config), temporal });

@@ -11,7 +11,7 @@ if (require.main === module) {
 
 async function main() {
   const config = loadConfigOrExit();
-  const logger = createLogger({ level: config.LOG_LEVEL, name: 'worker' });
+  const logger = createLogger({ level: config.LOG_LEVEL, format: config.LOG_FORMAT, name: 'worker' });
   try {
     const db = await connectDb(config.MONGO_URL, { timeoutMs: config.DEPENDENCY_TIMEOUT_MS });
     // Listening before the workers exist (bundling takes seconds): a taken port fails at once, and probes get 503s.

@@ -1,4 +1,6 @@
-import type { ApplicationFailure } from '@temporalio/common';
+import Anthropic from '@anthropic-ai/sdk';
+import { ApplicationFailure, ApplicationFailureCategory } from '@temporalio/common';
+import OpenAI from 'openai';
 import { runFailure } from '../../src/contract/failures';
 import type { ProviderFailureDetails } from '../../src/contract/types';
 
@@ -27,9 +29,19 @@ export function providerFailure(provider: string, err: unknown, key: string): Ap
     const text = `${provider} answered ${status}: ${message.replace(/^\d{3}\s*/, '')}`;
     return runFailure(retryable ? 'ProviderUnavailable' : 'ProviderRejected', text, details);
   }
-  if (/abort/i.test(e.name ?? '')) return runFailure('ProviderUnavailable', `${provider} call aborted`);
+  if (aborted(err)) return abortedCall(provider);
   return runFailure('ProviderUnreachable', `${provider} could not be reached: ${message}`);
 }
+
+/**
+ * A call we aborted (the run was cancelled, or its worker stops): the SDKs' own abort errors, or fetch's. Not a
+ * provider failure, so benign: the SDK logs it at debug, where a provider that cannot be reached is a warning.
+ */
+const aborted = (err: unknown) =>
+  err instanceof OpenAI.APIUserAbortError || err instanceof Anthropic.APIUserAbortError || /abort/i.test((err as { name?: string })?.name ?? '');
+
+const abortedCall = (provider: string) =>
+  ApplicationFailure.create({ type: 'ProviderUnavailable', message: `${provider} call aborted`, category: ApplicationFailureCategory.BENIGN });
 
 export const malformed = (provider: string, what: string) => runFailure('ProviderMalformedAnswer', `${provider} sent a malformed answer: ${what}`);
 

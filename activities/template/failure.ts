@@ -1,4 +1,4 @@
-/** Why a template could not be expanded: each maps to its own run failure (workflows/failures.ts). */
+/** Why a template could not be expanded: each maps to its own run failure (src/contract/failures.ts). */
 export type TemplateFailureKind = 'timeout' | 'too_large' | 'invalid';
 
 /** A template that cannot be expanded within the limits; `message` is written for the run's reader. */

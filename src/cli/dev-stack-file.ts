@@ -1,12 +1,15 @@
 /**
  * The dev stack file, `<DEV_DATA_DIR>/dev-stack.json` (mode 0600): `npm run dev` writes it once its stack is up and
  * removes it when it stops, so that the command-line helpers, run in another terminal, find the stack by themselves.
- * It names the stack's addresses and where its secrets are (the secrets stay in secrets.json).
+ * It names the stack's addresses and where its secrets are (the secrets stay in secrets.json). `npm run dev` also
+ * registers its stack under `$XDG_CACHE_HOME/prompt-task-runner/stacks/` (stack-registry.ts), so that a shell
+ * without DEV_DATA_DIR finds a stack started with another one, and the helpers never guess between two.
  */
 import fs from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import { ConfigError, loadConfigSubset, loadDevConfig, REQUIRED_VARIABLES, type SettingName } from '../config';
+import { alive, registeredStacks } from './stack-registry';
 
 /** The checkout: `npm run dev` resolves a relative DEV_DATA_DIR against it, and so do the helpers. */
 const root = path.resolve(__dirname, '../..');
@@ -75,10 +78,45 @@ export function devStackSettings(stack: DevStack): Record<DevStackSetting, strin
   };
 }
 
-/** Where the dev stack of `env`'s DEV_DATA_DIR is described (as shown in messages), and the stack if it runs. */
-export function findDevStack(env: { DEV_DATA_DIR?: string }): { file: string; stack?: DevStack } {
-  const dataDir = resolveDataDir(loadDevConfig({ DEV_DATA_DIR: env.DEV_DATA_DIR || undefined }).DEV_DATA_DIR);
-  return { file: shown(devStackPath(dataDir)), stack: readDevStack(dataDir) };
+/** Where the helpers look for a dev stack, the stack if one runs, and why that one (for their messages). */
+export interface FoundDevStack {
+  /** The dev stack file looked at, as shown in messages. */
+  file: string;
+  stack?: DevStack;
+  /** Why this stack: `DEV_DATA_DIR=…`, or that it is the only one running. */
+  why: string;
+}
+
+/** Two or more dev stacks run and nothing says which: the helpers refuse to guess. */
+export class AmbiguousDevStack extends ConfigError {
+  constructor(message: string) {
+    super([message]);
+    this.message = message;
+  }
+}
+
+/**
+ * The dev stack the helpers use: the one of DEV_DATA_DIR when it is set; otherwise the only one running among those
+ * `npm run dev` registered and the checkout's default (`.data`). Throws AmbiguousDevStack, listing them with the line
+ * that picks each, when several run.
+ */
+export function findDevStack(env: { DEV_DATA_DIR?: string; XDG_CACHE_HOME?: string; HOME?: string }): FoundDevStack {
+  const defaultDir = resolveDataDir(loadDevConfig({ DEV_DATA_DIR: env.DEV_DATA_DIR || undefined }).DEV_DATA_DIR);
+  if (env.DEV_DATA_DIR) return { file: shown(devStackPath(defaultDir)), stack: readDevStack(defaultDir), why: `DEV_DATA_DIR=${env.DEV_DATA_DIR}` };
+  const running = new Map<string, DevStack>();
+  const own = readDevStack(defaultDir);
+  if (own) running.set(defaultDir, own);
+  for (const { dataDir, stack: entry } of registeredStacks(env)) {
+    const stack = running.has(dataDir) ? undefined : readDevStack(dataDir);
+    if (stack?.pid === entry.pid) running.set(dataDir, stack);
+  }
+  if (running.size > 1) {
+    const lines = [...running].map(([dir, stack]) => `  export DEV_DATA_DIR=${dir}   # API ${stack.apiUrl}, npm run dev as process ${stack.pid}`);
+    throw new AmbiguousDevStack(`${running.size} dev stacks are running; say which (or set the addresses yourself):\n${lines.join('\n')}`);
+  }
+  const [only] = running;
+  if (!only) return { file: shown(devStackPath(defaultDir)), why: 'no dev stack running' };
+  return { file: shown(devStackPath(only[0])), stack: only[1], why: 'the only dev stack running' };
 }
 
 /**
@@ -96,7 +134,7 @@ export function loadHelperSettings<K extends SettingName>(
   env: Record<string, string | undefined> = process.env,
 ): ReturnType<typeof loadConfigSubset<K>> {
   const isSet = (name: K) => Boolean(env[name]?.trim());
-  const { file, stack } = names.every(isSet) ? { file: '' } : findDevStack(env);
+  const { file, stack, why } = names.every(isSet) ? { file: '', why: '' } : findDevStack(env);
   const offered: Partial<Record<string, string>> = stack ? devStackSettings(stack) : {};
   const differing = names.filter((name) => isSet(name) && offered[name] !== undefined && offered[name] !== env[name]);
   const taken = differing.length > 0 ? [] : names.filter((name) => !isSet(name) && offered[name] !== undefined);
@@ -117,7 +155,7 @@ export function loadHelperSettings<K extends SettingName>(
     }
     throw err;
   }
-  if (taken.length > 0) process.stderr.write(`[${helper}] using ${taken.join(', ')} of the dev stack started by npm run dev (${file})\n`);
+  if (taken.length > 0) process.stderr.write(`[${helper}] using ${taken.join(', ')} of the dev stack started by npm run dev (${file}; ${why})\n`);
   return config;
 }
 
@@ -126,16 +164,6 @@ function readFile(file: string): DevStack | undefined {
     return devStackSchema.parse(JSON.parse(fs.readFileSync(file, 'utf8')));
   } catch {
     return undefined;
-  }
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    // EPERM: it exists, under another user
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
 

@@ -2,7 +2,9 @@
  * `npm run dev`: the whole service on one machine. Builds the tools when missing, starts the Temporal dev server
  * (Web UI on) and FerretDB with their data in .data/ unless TEMPORAL_ADDRESS / MONGO_URL name running servers,
  * then the API and a worker; prints where everything is and a ready session. Ctrl-C stops every child. While the
- * stack runs, <DEV_DATA_DIR>/dev-stack.json tells the command-line helpers where it is (dev-stack-file.ts).
+ * stack runs, <DEV_DATA_DIR>/dev-stack.json tells the command-line helpers where it is (dev-stack-file.ts), and an
+ * entry under $XDG_CACHE_HOME/prompt-task-runner/stacks/ lets them find it without DEV_DATA_DIR (stack-registry.ts).
+ * Its children log LOG_FORMAT=pretty when its own output is a terminal (theirs never is), JSON otherwise.
  */
 import { execFile } from 'node:child_process';
 import crypto from 'node:crypto';
@@ -14,7 +16,8 @@ import { connectDb } from '../store/connect';
 import { createSession } from '../store/sessions';
 import { searchAttributeFlags } from '../temporal/search-attributes';
 import { assertPortFree, ferretDbArgs, portOpen, ProcessGroup, waitFor } from './dev-processes';
-import { DEV_STACK_FILE, removeDevStack, resolveDataDir, writeDevStack } from './dev-stack-file';
+import { removeDevStack, resolveDataDir, writeDevStack } from './dev-stack-file';
+import { dropUnreachableStacks, registerStack, stacksDir, unregisterStack } from './stack-registry';
 
 const root = path.resolve(__dirname, '../..');
 const log = (msg: string) => process.stdout.write(`[dev] ${msg}\n`);
@@ -45,15 +48,19 @@ async function installTools(dev: DevConfig): Promise<{ TEMPORAL_CLI?: string; FE
 
 async function main() {
   const dev = loadDevConfig();
+  // Where the stacks are registered (stack-registry.ts): read as the helpers read it.
+  const cacheEnv = { XDG_CACHE_HOME: process.env.XDG_CACHE_HOME, HOME: process.env.HOME };
   const dataDir = resolveDataDir(dev.DEV_DATA_DIR);
   const secretsFile = path.join(dataDir, 'secrets.json');
   fs.mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   const group = new ProcessGroup();
   let shuttingDown = false;
+  let registered: string | undefined;
   const shutdown = async (code: number) => {
     if (shuttingDown) return;
     shuttingDown = true;
     removeDevStack(dataDir);
+    if (registered) unregisterStack(registered);
     log('stopping...');
     await group.stopAll();
     process.exit(code);
@@ -113,13 +120,19 @@ async function main() {
       await waitFor(() => portOpen(dev.DEV_MONGO_PORT), 'FerretDB', 30_000);
     }
 
-    const env = { ...process.env, ...secrets, MONGO_URL: mongoUrl, TEMPORAL_ADDRESS: temporalAddress, PORT: String(dev.PORT) };
+    // The children's output is a pipe, never a terminal: this command decides for them.
+    const logFormat = dev.LOG_FORMAT ?? (process.stdout.isTTY ? 'pretty' : 'json');
+    const env = { ...process.env, ...secrets, MONGO_URL: mongoUrl, TEMPORAL_ADDRESS: temporalAddress, PORT: String(dev.PORT), LOG_FORMAT: logFormat };
     const config = loadConfig(env);
+    // The worker's /metrics (its `ptr_` metrics), /healthz and /readyz: next to the API unless set.
+    const workerHttpPort = config.WORKER_HTTP_PORT ?? dev.PORT + 1;
     await assertPortFree(config.PORT, 'API', 'set PORT');
+    await assertPortFree(workerHttpPort, "the worker's metrics", 'set WORKER_HTTP_PORT');
     // `node --import tsx`: one process per child, so stopping it stops it (the tsx wrapper would fork another).
-    const ts = (file: string) => ['--import', 'tsx', path.join(root, file)];
+    // Extism's WASI is experimental on Node: its warning says nothing to a user, twice.
+    const ts = (file: string) => ['--disable-warning=ExperimentalWarning', '--import', 'tsx', path.join(root, file)];
     log('starting a worker and the API');
-    group.start('worker', process.execPath, ts('src/worker.ts'), { env });
+    group.start('worker', process.execPath, ts('src/worker.ts'), { env: { ...env, WORKER_HTTP_PORT: String(workerHttpPort) } });
     group.start('api', process.execPath, ts('src/server.ts'), { env });
     await waitFor(async () => (await fetch(`http://127.0.0.1:${config.PORT}/healthz`)).ok, 'the API', 60_000);
 
@@ -139,6 +152,10 @@ async function main() {
       secretsFile,
       startedAt: new Date().toISOString(),
     });
+    await dropUnreachableStacks(cacheEnv);
+    registered = registerStack(cacheEnv, { dataDir, stack: { pid: process.pid, apiUrl: api } });
+    const metricsHost = config.HOST === '0.0.0.0' || config.HOST === '::' ? '127.0.0.1' : config.HOST;
+    const metricsUrl = `http://${metricsHost.includes(':') ? `[${metricsHost}]` : metricsHost}:${workerHttpPort}/metrics`;
     process.stdout.write(`
 Prompt task runner is up.
   API:              ${api}   (every route: ${api}/docs)
@@ -146,6 +163,7 @@ Prompt task runner is up.
   Codec endpoint:   ${codecShown}   (${codecNote})
   Temporal gRPC:    ${temporalAddress}
   MongoDB:          ${mongoUrl.replace(/\/\/[^@]*@/, '//***@')}
+  Worker metrics:   ${metricsUrl}   (the worker's ptr_ metrics; /healthz and /readyz beside them)
   Data:             ${dataDir}
 
 A session for local user "${dev.DEV_USER}" (more: npm run session -- create --user NAME):
@@ -154,8 +172,10 @@ Session: ${session.id}
 Try it:
   curl -s -H 'Cookie: sessionId=${session.id}' ${api}/api/users/~
 
-In another terminal, the helpers (npm run session / signed-urls / rotate-key) find this stack by themselves,
-through ${path.join(dev.DEV_DATA_DIR, DEV_STACK_FILE)}.
+In another terminal, the helpers (npm run session / signed-urls / rotate-key, ptr) find this stack by themselves
+while it is the only one running (registered in ${stacksDir(cacheEnv)}). To name it, paste one of:
+  export DEV_DATA_DIR=${dataDir}
+  npm run -s ptr -- login --session ${session.id} --origin ${api}
 Ctrl-C stops everything.
 `);
   } catch (err) {

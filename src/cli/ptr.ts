@@ -12,9 +12,12 @@ import { createContext, type Sink } from './ptr/context';
 import { EXIT, Failure, UsageError } from './ptr/errors';
 import { profileCommands } from './ptr/profiles';
 import { runCommands } from './ptr/runs';
+import { scheduleCommands } from './ptr/schedules';
 import { servletCommands } from './ptr/servlets';
+import { signedCommands } from './ptr/signed';
 import type { CliEnv } from './ptr/settings';
 import { taskCommands } from './ptr/tasks';
+import { webhookCommands } from './ptr/webhooks';
 
 export interface CliIo {
   env: CliEnv;
@@ -25,7 +28,7 @@ export interface CliIo {
 /** Runs one command line (without `node ptr`); resolves to the exit code. */
 export async function runCli(argv: string[], io: CliIo): Promise<number> {
   const program = new Command('ptr')
-    .description('Command line of the prompt task runner: profiles, tasks, servlets and runs over its HTTP API.')
+    .description('Command line of the prompt task runner: profiles, tasks, servlets, runs, schedules, webhooks and signed URLs over its HTTP API.')
     .option('--json', 'machine-readable output: one JSON document (following a run: one JSON object per line)')
     .option('--origin <url>', "the API's address (default: MCP_RUN_ORIGIN, the config file, a running `npm run dev`'s API, else http://127.0.0.1:8080)")
     .showHelpAfterError('(add --help for usage)')
@@ -36,6 +39,9 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
   taskCommands(program, ctx);
   servletCommands(program, ctx);
   runCommands(program, ctx);
+  scheduleCommands(program, ctx);
+  webhookCommands(program, ctx);
+  signedCommands(program, ctx);
   accountCommands(program, ctx);
 
   try {
@@ -64,6 +70,8 @@ export function main(): void {
   // The CLI's own variables (settings.ts); the service's configuration stays with src/config.ts.
   // eslint-disable-next-line no-restricted-properties
   const env = process.env;
+  // `npm run ptr` runs in the checkout; the user's files are where they typed it (npm's INIT_CWD).
+  if (env.npm_lifecycle_event === 'ptr' && env.INIT_CWD) process.chdir(env.INIT_CWD);
   void runCli(process.argv.slice(2), { env, stdout: process.stdout, stderr: process.stderr }).then((code) => {
     // Exit once what was written has gone out (stdout may be a pipe), without waiting on kept-alive sockets.
     process.stdout.write('', () => process.exit(code));

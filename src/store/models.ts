@@ -111,7 +111,7 @@ const run = new Schema(
     results: { type: [Schema.Types.Mixed], default: [] },
     /** Entries written so far, all pages (absent on records written before pages: then `results` has them all). */
     entry_count: { type: Number },
-    /** Tokens and calls so far (workflows/types.ts RunUsage), written with the status; absent on older records. */
+    /** Tokens and calls so far (src/contract/types.ts RunUsage), written with the status; absent on older records. */
     usage: { type: Schema.Types.Mixed },
     /** The first page of the conversation with the model (run-content.ts); the provider activity reads it. */
     messages: { type: [Schema.Types.Mixed], default: undefined },

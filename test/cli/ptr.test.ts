@@ -13,6 +13,7 @@ import { openaiText, openaiToolCall, providerError } from '../helpers/fake-provi
 import { createTask, until, waitForRun } from '../helpers/runs';
 import { buildTestServlets, installServlet } from '../helpers/servlets';
 import { writeDevStack } from '../../src/cli/dev-stack-file';
+import { registerStack, unregisterStack } from '../../src/cli/stack-registry';
 import { atTeardown, getStack } from '../helpers/stack';
 
 const BIN = path.join(__dirname, '..', '..', 'bin', 'ptr');
@@ -145,6 +146,8 @@ describe('ptr (the command line), run as a process against the API', function ()
     expect(res.stdout).to.include('    assistant: echo: Say tides\n');
     // Not a terminal: plain status lines, and the end.
     expect(res.stdout).to.match(/^-- r1: running$/m);
+    // Where docs/cli.md shows it: under the entries that came with the change (the run's start and its prompt).
+    expect(lines.indexOf('-- r1: running')).to.be.greaterThan(lines.indexOf('    user: Say tides'));
     expect(lines.at(-2)).to.equal(`-- r1: ready (${run.results.length} entries)`);
     expect(res.stderr).to.equal('');
   });
@@ -241,12 +244,15 @@ describe('ptr (the command line), run as a process against the API', function ()
     expect(gated.status, gated.text).to.equal(200);
     await createTask(other.api, 'default', 'gated');
     getStack().fake.script([openaiToolCall([{ id: 'c1', name: 'gate__greet', arguments: { name: 'Ann' } }]), openaiText('greeted')]);
-    const started = await ptr(['run', 'trigger', 'gated', '--run', 'a1', '--data', 'text=x'], otherEnv);
-    expect(started.code, started.stderr).to.equal(0);
-    const approval = await until('the approval entry', async () => (await other.api.get('/api/runs/~/default/gated/a1')).body.results.find((e: any) => e.approval)?.approval);
-    const approved = await ptr(['run', 'approve', 'gated', 'a1', approval.id], otherEnv);
+    const following = spawnPtr(['run', 'trigger', 'gated', '--run', 'a1', '--data', 'text=x', '--follow'], otherEnv);
+    // Following prints the decide command, ready to paste.
+    const decide = await until('the decide command', async () => /^ {4}decide: ptr (.*?) {3}\(or: /m.exec(following.output())?.[1]);
+    const approval = (await other.api.get('/api/runs/~/default/gated/a1')).body.results.find((e: any) => e.approval).approval;
+    expect(decide).to.equal(`run approve gated a1 ${approval.id}`);
+    const approved = await ptr(decide.split(' '), otherEnv);
     expect(approved.code, approved.stderr).to.equal(0);
     expect(approved.stdout).to.equal(`approved: ${approval.id}\n`);
+    expect((await following.done).code).to.equal(0);
     const run = await waitForRun(other.api, 'http://x/api/runs/~/default/gated/a1');
     expect(run.status).to.equal('ready');
     expect(run.results.map((e: any) => e.msg)).to.include(`approved by ${other.username}: gate__greet`);
@@ -272,6 +278,7 @@ describe('ptr (the command line), run as a process against the API', function ()
     const badYaml = await ptr(['task', 'create', 'broken', '--file', bad], env);
     expect(badYaml.code, 'a usage error').to.equal(2);
     expect(badYaml.stderr).to.match(new RegExp(`^error: ${bad.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: .* at line \\d+, column \\d+`));
+    expect(badYaml.stderr, 'the whole message: the line in question, marked').to.contain('\nopenai: [\n');
     const missing = await ptr(['task', 'create', 'broken', '--file', path.join(dir, 'nowhere.yaml')], env);
     expect(missing.code).to.equal(2);
     expect(missing.stderr).to.match(/^error: cannot read .*nowhere\.yaml: ENOENT/);
@@ -294,6 +301,23 @@ describe('ptr (the command line), run as a process against the API', function ()
     }
   });
 
+  it('reads --file relative to where `npm run ptr` was typed, not the checkout', async () => {
+    const where = fs.mkdtempSync(path.join(dir, 'cwd-'));
+    fs.writeFileSync(path.join(where, 'here.yaml'), 'runner: openai\nopenai:\n  prompt: "Say {{ text }}"\n  model: m\nsettings:\n  key: sk-cli-0123456789abcdef\n');
+    const root = path.join(__dirname, '..', '..');
+    const res = await new Promise<Done>((resolve, reject) => {
+      const child = spawn('npm', ['--prefix', root, 'run', '-s', 'ptr', '--', '--json', 'task', 'create', 'from-here', '--file', 'here.yaml'], { cwd: where, env });
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (c: Buffer) => (stdout += c.toString('utf8')));
+      child.stderr.on('data', (c: Buffer) => (stderr += c.toString('utf8')));
+      child.once('error', reject);
+      child.once('close', (code) => resolve({ code, stdout, stderr }));
+    });
+    expect(res.code, res.stderr).to.equal(0);
+    expect((await user.api.get('/api/tasks/~/default/from-here')).status).to.equal(200);
+  });
+
   it('publishes a servlet, installs it into the default profile and lists the installs', async () => {
     const file = path.join(dir, 'greeter.wasm');
     fs.writeFileSync(file, (await buildTestServlets()).greeter);
@@ -311,6 +335,54 @@ describe('ptr (the command line), run as a process against the API', function ()
     expect(installs[0].servlet.slug).to.equal(`${user.username}/greeter`);
     expect(installs[0].settings.config).to.deep.equal({ greeting: 'Howdy' });
     expect(installs[0].settings.permissions.network.domains).to.deep.equal(['api.example.com']);
+    // The approval setting, in the human list.
+    expect((await ptr(['servlet', 'install', 'greeter', '--name', 'gated', '--approval', 'greet'], env)).code).to.equal(0);
+    const table = (await ptr(['servlet', 'installs'], env)).stdout.split('\n');
+    expect(table[0]).to.match(/^NAME +SERVLET +HOSTS +APPROVAL +TOOLS$/);
+    expect(table.find((l) => l.startsWith('gated '))).to.match(/ greet +greet$/);
+    expect(table.find((l) => l.startsWith('hello '))).to.match(/ api\.example\.com +- +greet$/);
+    // Search: by name, description or tool, one's own private servlets included.
+    const found = await ptr(['servlet', 'search', 'Greets', '--json'], env);
+    expect(found.code, found.stderr).to.equal(0);
+    expect(JSON.parse(found.stdout).map((s: { slug: string }) => s.slug)).to.include(`${user.username}/greeter`);
+    const none = await ptr(['servlet', 'search', 'no-such-servlet-anywhere'], env);
+    expect(none.stdout).to.equal('no servlets matching "no-such-servlet-anywhere"\n');
+  });
+
+  it("saves, lists, reads and deletes a task's schedules", async () => {
+    const file = path.join(dir, 'hourly.yaml');
+    fs.writeFileSync(file, 'every: 1h\npaused: true\npayload:\n  text: tides\n');
+    const put = await ptr(['schedule', 'put', 'echo', 'hourly', '-p', 'work', '--file', file], env);
+    expect(put.code, put.stderr).to.equal(0);
+    expect(put.stdout).to.equal('created schedule hourly of task echo: every 1h, paused\n');
+    const listed = await ptr(['schedule', 'list', 'echo', '-p', 'work', '--json'], env);
+    expect(JSON.parse(listed.stdout).schedules.map((s: { name: string }) => s.name)).to.deep.equal(['hourly']);
+    const got = await ptr(['schedule', 'get', 'echo', 'hourly', '-p', 'work'], env);
+    expect(got.stdout.split('\n')[0]).to.equal('hourly: every 1h, paused');
+    expect(got.stdout).to.contain('  data:     {"text":"tides"}\n');
+    const deleted = await ptr(['schedule', 'delete', 'echo', 'hourly', '-p', 'work'], env);
+    expect(deleted.stdout).to.equal('deleted schedule hourly of task echo\n');
+    const gone = await ptr(['schedule', 'get', 'echo', 'hourly', '-p', 'work'], env);
+    expect(gone.code).to.equal(1);
+    expect(gone.stderr).to.match(/^error not_found: /);
+  });
+
+  it("issues and revokes a task's signed URLs, and lists its webhook deliveries", async () => {
+    const issued = await ptr(['signed', 'create', 'echo', '-p', 'work'], env);
+    expect(issued.code, issued.stderr).to.equal(0);
+    const url = issued.stdout.trim();
+    expect(url).to.match(/\/signed\/tasks\//);
+    const revoked = await ptr(['signed', 'revoke', 'echo', url, '-p', 'work'], env);
+    expect(revoked.code, revoked.stderr).to.equal(0);
+    const refused = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+    expect(refused.status).to.equal(403);
+    expect(((await refused.json()) as { error: { code: string } }).error.code).to.equal('signed_url_revoked');
+    const second = (await ptr(['signed', 'create', 'echo', '-p', 'work'], env)).stdout.trim();
+    expect((await ptr(['signed', 'revoke-all', 'echo', '-p', 'work'], env)).code).to.equal(0);
+    expect((await fetch(second, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' })).status).to.equal(403);
+    const deliveries = await ptr(['webhook', 'deliveries', 'echo', '-p', 'work'], env);
+    expect(deliveries.code, deliveries.stderr).to.equal(0);
+    expect(deliveries.stdout).to.equal('no webhook deliveries for task echo\n');
   });
 
   it('says the database cannot be reached when creating a session, naming its host and not its credentials', async function () {
@@ -366,12 +438,40 @@ describe('ptr (the command line), run as a process against the API', function ()
       expect(JSON.parse(without.stdout)).to.include({ origin: 'http://127.0.0.1:8080', origin_from: 'default' });
     });
 
+    it('finds the only registered dev stack without DEV_DATA_DIR, says so, and refuses to guess between two', async () => {
+      const cache = path.join(dataDir, 'cache');
+      const register = (dir: string, pid = process.pid) => registerStack({ XDG_CACHE_HOME: cache }, { dataDir: dir, stack: { pid, apiUrl: getStack().apiUrl } });
+      const registered = register(dataDir);
+      const unset = isolated({ DEV_DATA_DIR: '', XDG_CACHE_HOME: cache, PTR_CONFIG: path.join(dataDir, 'none.json'), MCP_RUN_SESSION_ID: user.sessionId });
+      const me = await ptr(['whoami', '--json'], unset);
+      expect(me.code, me.stderr).to.equal(0);
+      expect(me.stderr).to.equal(`[ptr] using ${getStack().apiUrl}: the dev stack of ${path.join(dataDir, 'dev-stack.json')} (the only dev stack running); no origin configured\n`);
+      // A second stack, in another data directory (its process stood for by this one's parent): which one is meant?
+      const other = fs.mkdtempSync(path.join(os.tmpdir(), 'ptr-dev-stack-'));
+      atTeardown(async () => fs.rmSync(other, { recursive: true, force: true }));
+      writeDevStack(other, { ...JSON.parse(fs.readFileSync(path.join(dataDir, 'dev-stack.json'), 'utf8')), pid: process.ppid, secretsFile: path.join(other, 'secrets.json') });
+      const second = register(other, process.ppid);
+      atTeardown(async () => unregisterStack(second));
+      const unsure = await ptr(['whoami'], unset);
+      expect(unsure.code).to.equal(2);
+      expect(unsure.stderr).to.contain('2 dev stacks are running; say which');
+      expect(unsure.stderr).to.contain(`export DEV_DATA_DIR=${dataDir} `);
+      expect(unsure.stderr).to.contain(`export DEV_DATA_DIR=${other} `);
+      expect(unsure.stdout).to.equal('');
+      // An entry whose process is gone is dropped.
+      unregisterStack(second);
+      unregisterStack(registered);
+      fs.writeFileSync(registered, JSON.stringify({ dataDir, stack: { pid: 2 ** 22 + 1, apiUrl: getStack().apiUrl } }));
+      expect(JSON.parse((await ptr(['config', 'show', '--json'], unset)).stdout)).to.include({ origin_from: 'default' });
+      expect(fs.existsSync(registered)).to.equal(false);
+    });
+
     it("creates a session in the dev stack's database and saves its API as the origin", async () => {
       const home = isolated({ DEV_DATA_DIR: dataDir, PTR_CONFIG: path.join(dataDir, 'ptr.json'), MONGO_URL: '' });
       const name = uniqueUser('dev');
       const created = await ptr(['session', 'create', '--user', name], home);
       expect(created.code, created.stderr).to.equal(0);
-      expect(created.stderr).to.equal(`[ptr] using MONGO_URL, PUBLIC_URL of the dev stack started by npm run dev (${path.join(dataDir, 'dev-stack.json')})\n`);
+      expect(created.stderr).to.equal(`[ptr] using MONGO_URL, PUBLIC_URL of the dev stack started by npm run dev (${path.join(dataDir, 'dev-stack.json')}; DEV_DATA_DIR=${dataDir})\n`);
       const saved = JSON.parse(fs.readFileSync(path.join(dataDir, 'ptr.json'), 'utf8'));
       expect(saved).to.deep.equal({ session: created.stdout.match(/^Session: (\S+)$/m)![1], origin: getStack().apiUrl });
       // The saved origin is used even once the dev stack is gone.
@@ -410,6 +510,31 @@ describe('ptr: reading event streams and drawing the status line (in process)', 
     expect(events).to.have.length(1);
     expect(events[0]).to.include({ event: 'entry', id: '7' });
     expect(events[0]!.data === data, 'the data, whole').to.equal(true);
+  });
+
+  it('not on a terminal, prints a status change under the entries the stream brought with it', () => {
+    let written = '';
+    const stdout = { isTTY: false, write: (s: string) => (written += s) };
+    const view = createRunView({ json: false, stdout, stderr: stdout } as unknown as Context, 'r1', { profile: 'work', task: 'haiku', run: 'r1' });
+    view.status({ status: 'running', modified_at: '2026-01-01T00:00:00.000Z' });
+    view.read();
+    view.entry(0, { msg: 'run started' });
+    view.entry(1, { msg: 'prompt', exchange: { role: 'user', content: 'hi' } });
+    view.read();
+    view.entry(2, { msg: 'approval asked', approval: { id: 'ap1', tool: 'gate__greet', arguments: { name: 'Ann' } } });
+    view.read();
+    view.end({ status: 'ready', modified_at: '2026-01-01T00:00:01.000Z' });
+    expect(written.split('\n')).to.deep.equal([
+      '  0 run started',
+      '  1 prompt',
+      '    user: hi',
+      '-- r1: running',
+      '  2 approval asked',
+      '    gate__greet {"name":"Ann"}',
+      '    decide: ptr run approve haiku r1 ap1 -p work   (or: ptr run approve haiku r1 ap1 -p work --deny --reason TEXT)',
+      '-- r1: ready (3 entries)',
+      '',
+    ]);
   });
 
   it('on a terminal, keeps one status line under the entries, redrawn in place, and ends on a plain line', () => {

@@ -59,6 +59,7 @@ export interface FaultStack {
 const SERVICE_SETTINGS = {
   NODE_ENV: 'test',
   LOG_LEVEL: 'debug',
+  LOG_FORMAT: 'json',
   DEPENDENCY_TIMEOUT_MS: '3000',
   RUN_RECORD_CACHE_MS: '2000',
   LIVE_READ_WAIT_MS: '300',

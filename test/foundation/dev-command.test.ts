@@ -5,7 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { expect } from 'chai';
-import { childEnv } from '../helpers/env';
+import { childEnv, testEnv } from '../helpers/env';
 import { getStack } from '../helpers/stack';
 import { freePort } from '../helpers/net';
 
@@ -38,9 +38,9 @@ async function waitForOutput(dev: Dev, pattern: RegExp, timeoutMs: number): Prom
  * `npm run session -- <args>` as typed in a second terminal of this checkout: no MONGO_URL (nor any other setting of
  * the stack) in its environment, only where the dev command keeps its data, given relative to the checkout.
  */
-async function sessionHelper(args: string[], dataDir: string) {
+async function sessionHelper(args: string[], dataDir: string | undefined, extra: Record<string, string> = {}) {
   const root = path.resolve(__dirname, '../..');
-  const env = childEnv({ DEV_DATA_DIR: path.relative(root, dataDir) });
+  const env = childEnv({ ...extra, DEV_DATA_DIR: dataDir ? path.relative(root, dataDir) : '' });
   for (const name of ['MONGO_URL', 'TEMPORAL_ADDRESS', 'MASTER_KEY', 'SIGNING_SECRET']) delete env[name];
   try {
     const { stdout, stderr } = await promisify(execFile)('npm', ['run', '--silent', 'session', '--', ...args], { cwd: root, env });
@@ -62,11 +62,18 @@ describe('npm run dev', function () {
   let dataDir: string;
   let env: Record<string, string>;
 
+  let cacheDir: string;
+
   before(async () => {
     dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'ptr-dev-'));
+    cacheDir = fs.mkdtempSync(path.join(os.tmpdir(), 'ptr-dev-cache-'));
     const { fake } = getStack();
     env = {
       DEV_DATA_DIR: dataDir,
+      // Its stacks registry in a directory of its own; the tools where they were built.
+      XDG_CACHE_HOME: cacheDir,
+      PTR_TOOLS_CACHE: path.dirname(path.dirname(testEnv.temporalCli!)),
+      WORKER_HTTP_PORT: String(await freePort()),
       PORT: String(await freePort()),
       DEV_TEMPORAL_PORT: String(await freePort()),
       DEV_TEMPORAL_UI_PORT: String(await freePort()),
@@ -75,7 +82,10 @@ describe('npm run dev', function () {
       LOG_LEVEL: 'warn',
     };
   });
-  after(() => fs.rmSync(dataDir, { recursive: true, force: true }));
+  after(() => {
+    fs.rmSync(dataDir, { recursive: true, force: true });
+    fs.rmSync(cacheDir, { recursive: true, force: true });
+  });
 
   it('says which port is taken and exits non-zero, leaving nothing running', async () => {
     // The API's port is checked last, once Temporal and FerretDB are up: what they opened must be closed again.
@@ -114,7 +124,26 @@ describe('npm run dev', function () {
     const stackFile = path.join(dataDir, 'dev-stack.json');
     expect(fs.statSync(stackFile).mode & 0o777).to.equal(0o600);
     expect(JSON.parse(fs.readFileSync(stackFile, 'utf8'))).to.include({ pid: first.child.pid, apiUrl: api });
-    expect(first.output()).to.contain('the helpers (npm run session / signed-urls / rotate-key) find this stack by themselves');
+    expect(first.output()).to.contain('the helpers (npm run session / signed-urls / rotate-key, ptr) find this stack by themselves');
+    expect(first.output()).to.contain(`  export DEV_DATA_DIR=${dataDir}\n`);
+    expect(first.output()).to.contain(`  npm run -s ptr -- login --session ${session} --origin ${api}\n`);
+    expect(first.output(), 'no WASI warning').not.to.contain('ExperimentalWarning');
+    // The worker's metrics, where the banner says.
+    const metricsUrl = `http://127.0.0.1:${env.WORKER_HTTP_PORT}/metrics`;
+    expect(first.output()).to.match(new RegExp(`Worker metrics: +${metricsUrl.replace(/\./g, '\\.')}`));
+    // Until the worker has bundled its workflows, its endpoint serves the process metrics only.
+    let metrics = '';
+    for (let i = 0; i < 300 && !metrics.includes('# TYPE ptr_'); i++) {
+      if (i > 0) await new Promise((r) => setTimeout(r, 200));
+      metrics = await (await fetch(metricsUrl)).text();
+    }
+    expect(metrics).to.contain('# TYPE ptr_activities_total');
+    // Registered, so a shell without DEV_DATA_DIR finds it too, saying why.
+    const entry = path.join(cacheDir, 'prompt-task-runner', 'stacks', `${first.child.pid}.json`);
+    expect(JSON.parse(fs.readFileSync(entry, 'utf8'))).to.deep.include({ dataDir });
+    const found = await sessionHelper(['create', '--user', 'bob'], undefined, { XDG_CACHE_HOME: cacheDir });
+    expect(found.code, found.stderr).to.equal(0);
+    expect(found.stderr).to.contain('the only dev stack running');
     const helper = await sessionHelper(['create', '--user', 'alice'], dataDir);
     expect(helper.code, helper.stderr).to.equal(0);
     expect(helper.stderr).to.contain('[session] using MONGO_URL of the dev stack started by npm run dev');
@@ -129,15 +158,19 @@ describe('npm run dev', function () {
       expect(await listening(Number(port)), `port ${port} closed`).to.equal(false);
     }
     expect(fs.existsSync(stackFile), 'the dev stack file is removed on stop').to.equal(false);
+    expect(fs.existsSync(entry), 'unregistered on stop').to.equal(false);
     const stopped = await sessionHelper(['create', '--user', 'alice'], dataDir);
     expect(stopped.code).to.equal(2);
     expect(stopped.stderr).to.contain('MONGO_URL: required but not set');
     expect(stopped.stderr).to.contain('or start `npm run dev`');
 
     fake.reset();
-    const second = startDev(env);
+    // As at a terminal (this output is a pipe, so the format is asked for): readable lines, no JSON.
+    const second = startDev({ ...env, LOG_FORMAT: 'pretty', LOG_LEVEL: 'info' });
     try {
       await waitForOutput(second, /^Session: (\S+)$/m, 150_000);
+      expect(second.output()).to.match(/^\d\d:\d\d:\d\d INFO {2}api: API listening url=http/m);
+      expect(second.output()).not.to.match(/^\{"level"/m);
       const signed = (await (await fetch(`${api}/api/tasks/~/default/kept/signed`, { method: 'POST', headers })).json()) as { url: string };
       const trigger = (await (await fetch(signed.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"text":"again"}' })).json()) as { url: string };
       let run: any;

@@ -101,6 +101,7 @@ export async function startStack(): Promise<Stack> {
   const env: Record<string, string> = {
     NODE_ENV: 'test',
     LOG_LEVEL: 'debug',
+    LOG_FORMAT: 'json',
     HOST: '127.0.0.1',
     PORT: String(port),
     MONGO_URL: mongoUrl,

@@ -183,6 +183,10 @@ describe('runs: control (cancel, approvals, limits, usage)', () => {
         expect(run.results.at(-1).error).to.equal(`cancelled by ${username}`);
         // The workflow stops the call before it records the end: the request is aborted by now, or very nearly.
         await until('the aborted provider request', () => request.abortedAt, 20_000);
+        // A call aborted by the cancel is no provider failure: no provider failure of the run at warn or worse.
+        const workflowId = runWorkflowId({ owner: username, profile: 'default', task: 'slow', run: 'c1' });
+        const warnings = getStack().logs.lines.filter((l) => l.includes(workflowId) && l.includes('Provider') && JSON.parse(l).level >= 40);
+        expect(warnings, warnings.join('\n')).to.deep.equal([]);
         const closed = await api.post(`${path}/cancel`);
         expect(closed.status).to.equal(409);
         expect(closed.body.error.code).to.equal('run_closed');

@@ -71,8 +71,8 @@ export function accountCommands(program: Command, ctx: Context) {
       const s = ctx.settings();
       // By its hint, as `npm run session -- list` shows it: the session is a credential.
       const session = s.session ? `…${sessionHint(s.session)}` : null;
-      const doc = { config_path: s.configPath, origin: s.origin, origin_from: s.from.origin, session, session_from: s.from.session ?? null };
-      ctx.print(doc, () => [`config:  ${s.configPath}`, `origin:  ${s.origin} (from ${s.from.origin})`, `session: ${session ? `${session} (from ${s.from.session})` : 'none'}`]);
+      const doc = { config_path: s.configPath, origin: s.origin, origin_from: s.from.origin, origin_why: s.originWhy ?? null, session, session_from: s.from.session ?? null };
+      ctx.print(doc, () => [`config:  ${s.configPath}`, `origin:  ${s.origin} (from ${s.from.origin}${s.originWhy ? `: ${s.originWhy}` : ''})`, `session: ${session ? `${session} (from ${s.from.session})` : 'none'}`]);
     });
   config
     .command('set-origin <url>')

@@ -33,7 +33,13 @@ export function createContext(options: { env: CliEnv; stdout: Sink; stderr: Sink
     stderr: options.stderr,
     env: options.env,
     settings: () => (settings ??= resolveSettings(options.env, { origin: options.flags().origin })),
-    client: () => (client ??= createClient(ctx.settings())),
+    client: () => {
+      if (client) return client;
+      const settings = ctx.settings();
+      // Nothing configured the origin: say which one and why, lest a stack other than the one meant answer.
+      if (settings.originWhy) options.stderr.write(`[ptr] using ${settings.origin}: ${settings.originWhy}\n`);
+      return (client = createClient(settings));
+    },
     print(doc, human) {
       if (ctx.json) {
         options.stdout.write(`${JSON.stringify(doc, null, 2)}\n`);

@@ -8,6 +8,8 @@ export interface FollowHandlers {
   status(status: RunStatusData): void;
   /** The stream dropped (or could not open) before the run ended; the next attempt is in `delayMs`. */
   reconnecting(reason: string, delayMs: number): void;
+  /** What one read of the stream brought has been handled. */
+  read?(): void;
 }
 
 export interface FollowOptions {
@@ -89,6 +91,7 @@ export async function followRun(client: ApiClient, runPath: string, on: FollowHa
         touch();
         parser.push(decoder.decode(chunk, { stream: true }));
         if (end) return end;
+        on.read?.();
       }
     } catch (err) {
       // A usage error (no session) and an answer of the API's (a Failure) are final unless transient; anything else

@@ -24,7 +24,8 @@ export function readObjectFile(file: string): Record<string, unknown> {
   try {
     value = file.endsWith('.json') ? JSON.parse(text) : parseYaml(text);
   } catch (err) {
-    throw new UsageError(`${file}: ${(err as Error).message.split('\n')[0]}`);
+    // Whole: YAML's message ends with the line and a caret under the mistake.
+    throw new UsageError(`${file}: ${(err as Error).message.trimEnd()}`);
   }
   if (!value || typeof value !== 'object' || Array.isArray(value)) throw new UsageError(`${file}: expected an object (a mapping of fields)`);
   return value as Record<string, unknown>;

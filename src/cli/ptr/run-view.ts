@@ -12,11 +12,18 @@ function contentText(content: unknown): string {
   return `${text.slice(0, CONTENT_SHOWN)}… (${text.length - CONTENT_SHOWN} more characters; --json shows all)`;
 }
 
+/** Which run an entry is of: its approval's decide command is then ready to paste. */
+export interface RunWhere {
+  profile: string;
+  task: string;
+  run: string;
+}
+
 /**
  * One result entry as lines (docs/runs.md, "The run object"): a log line (its level when warn or worse), a message
  * with its role and content, the last entry's answer or error, an approval waiting for a decision.
  */
-export function entryLines(id: number, entry: any): string[] {
+export function entryLines(id: number, entry: any, where?: RunWhere): string[] {
   const head = `${String(id).padStart(3)} ${entry.level >= 50 ? 'error: ' : entry.level >= 40 ? 'warn: ' : ''}${entry.msg ?? ''}`;
   const lines = [head];
   if (entry.exchange) lines.push(`    ${entry.exchange.role}: ${indent(contentText(entry.exchange.content))}`);
@@ -24,7 +31,9 @@ export function entryLines(id: number, entry: any): string[] {
   if (entry.error) lines.push(`    error: ${indent(contentText(entry.error))}`);
   if (entry.approval) {
     lines.push(`    ${entry.approval.tool} ${contentText(entry.approval.arguments)}`);
-    lines.push(`    decide: ptr run approve <task> <run> ${entry.approval.id} [--deny]`);
+    const profile = where && where.profile !== 'default' ? ` -p ${where.profile}` : '';
+    const command = `ptr run approve ${where?.task ?? '<task>'} ${where?.run ?? '<run>'} ${entry.approval.id}${profile}`;
+    lines.push(`    decide: ${command}   (or: ${command} --deny --reason TEXT)`);
   }
   return lines;
 }
@@ -37,7 +46,7 @@ const seconds = (ms: number) => `${(ms / 1000).toFixed(ms < 10_000 ? 1 : 0)} s`;
  * the entries, under one status line redrawn in place (status, entries so far, time). Otherwise: the entries, and a
  * plain line at each status change.
  */
-export function createRunView(ctx: Context, run: string) {
+export function createRunView(ctx: Context, run: string, where?: RunWhere) {
   const out = ctx.stdout;
   const tty = !ctx.json && Boolean(out.isTTY);
   const started = Date.now();
@@ -45,6 +54,9 @@ export function createRunView(ctx: Context, run: string) {
   let entries = 0;
   let reason: string | undefined;
   let drawn = false;
+  /** Not a terminal: a status change not printed yet, waiting for the entries written with it. */
+  let held: RunStatusData | undefined;
+  let heldEntries = 0;
 
   const statusText = () => `-- ${run}: ${status}${reason ? ` (${reason})` : ''} · ${entries} ${entries === 1 ? 'entry' : 'entries'} · ${seconds(Date.now() - started)}`;
   const clear = () => {
@@ -63,6 +75,10 @@ export function createRunView(ctx: Context, run: string) {
     draw();
   };
   const jsonLine = (doc: unknown) => out.write(`${JSON.stringify(doc)}\n`);
+  const flush = () => {
+    if (held) lines([`-- ${run}: ${held.status}`]);
+    held = undefined;
+  };
   const ticker = tty ? setInterval(draw, 1000) : undefined;
   ticker?.unref();
 
@@ -75,26 +91,38 @@ export function createRunView(ctx: Context, run: string) {
     entry(id: number, entry: any) {
       entries = id + 1;
       if (ctx.json) return jsonLine({ event: 'entry', id, entry });
-      lines(entryLines(id, entry));
+      if (held) heldEntries++;
+      lines(entryLines(id, entry, where));
     },
     status(next: RunStatusData) {
       status = next.status;
       reason = undefined;
-      if (ctx.json) jsonLine({ event: 'status', ...next });
-      else if (tty) draw();
-      else lines([`-- ${run}: ${status}`]);
+      if (ctx.json) return jsonLine({ event: 'status', ...next });
+      if (tty) return draw();
+      // The stream sends a change before the entries that come with it (the run's start, its prompt): the line waits
+      // for them, as docs/cli.md shows it.
+      flush();
+      held = next;
+      heldEntries = 0;
+    },
+    /** The end of what the stream brought in one read: a waiting status line goes under the entries it brought. */
+    read() {
+      if (held && heldEntries > 0) flush();
     },
     reconnecting(why: string, delayMs: number) {
       if (ctx.json) return jsonLine({ event: 'reconnecting', reason: why, delay_ms: delayMs });
       reason = `reconnecting: ${why}`;
-      if (tty) draw();
-      else lines([`-- ${run}: reconnecting in ${seconds(delayMs)}: ${why}`]);
+      if (tty) return draw();
+      flush();
+      lines([`-- ${run}: reconnecting in ${seconds(delayMs)}: ${why}`]);
     },
     end(end: RunStatusData) {
       if (ticker) clearInterval(ticker);
       status = end.status;
       reason = undefined;
       if (ctx.json) return jsonLine({ event: 'end', ...end });
+      if (held?.status === end.status) held = undefined;
+      flush();
       clear();
       out.write(`-- ${run}: ${end.status} (${entries} ${entries === 1 ? 'entry' : 'entries'})\n`);
     },

@@ -45,6 +45,7 @@ export function runCommands(program: Command, ctx: Context) {
         },
         status: (s) => view.status(s),
         reconnecting: (why, delayMs) => view.reconnecting(why, delayMs),
+        read: () => view.read(),
       });
       view.end(end);
       if (end.status !== 'ready') throw new Failure('run_error', `run ${name} ended in ${end.status}${reason ? `: ${reason}` : ''}`);
@@ -70,7 +71,7 @@ export function runCommands(program: Command, ctx: Context) {
       const url = res.body.url as string;
       const doc = { run: runNameOf(url), url, created: res.status === 201 };
       if (!opts.follow) return ctx.print(doc, () => `${doc.created ? 'started' : 'already triggered (nothing started)'}: run ${doc.run}, ${url}`);
-      const view = createRunView(ctx, doc.run);
+      const view = createRunView(ctx, doc.run, { profile: opts.profile, task, run: doc.run });
       view.triggered(doc);
       await follow(view, doc.run, url);
     });
@@ -80,7 +81,7 @@ export function runCommands(program: Command, ctx: Context) {
     .description('follow a run until it ends, from its first entry: exit 0 when ready, 1 on error')
     .option(...PROFILE_OPTION)
     .action(async (task: string, name: string, opts: { profile: string }) => {
-      await follow(createRunView(ctx, name), name, runPath(opts.profile, task, name));
+      await follow(createRunView(ctx, name, { profile: opts.profile, task, run: name }), name, runPath(opts.profile, task, name));
     });
 
   run
@@ -114,7 +115,7 @@ export function runCommands(program: Command, ctx: Context) {
       ctx.print(body, () => {
         const usage = body.usage ? `, ${body.usage.input_tokens}+${body.usage.output_tokens} tokens, ${body.usage.model_calls} model call${body.usage.model_calls === 1 ? '' : 's'}` : '';
         const head = `${body.name}: ${body.status} (created ${when(body.created_at)}, modified ${when(body.modified_at)}${usage})`;
-        return [head, ...(body.results ?? []).flatMap((entry: unknown, id: number) => entryLines(id, entry))];
+        return [head, ...(body.results ?? []).flatMap((entry: unknown, id: number) => entryLines(id, entry, { profile: opts.profile, task, run: name }))];
       });
     });
 

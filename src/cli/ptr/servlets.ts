@@ -8,6 +8,9 @@ import { collect, parsePairs, readInput } from './input';
 
 const toolsOf = (servlet: any): string[] => (servlet?.meta?.schema?.tools ?? []).map((t: { name: string }) => t.name);
 
+/** An install's `settings.approval` as a column: `*` (every tool), the tools named, or `-` (none waits). */
+const approvalOf = (approval: unknown) => (approval === '*' ? '*' : Array.isArray(approval) && approval.length > 0 ? approval.join(',') : '-');
+
 interface InstallOptions {
   profile: string;
   name?: string;
@@ -19,7 +22,7 @@ interface InstallOptions {
 }
 
 /**
- * `ptr servlet publish|list|delete` (the library, `/api/servlets/~/<servlet>`) and `ptr servlet
+ * `ptr servlet publish|list|search|delete` (the library, `/api/servlets/~/<servlet>`) and `ptr servlet
  * install|installs|uninstall` (a profile's installs, `/api/profiles/~/<profile>/installations`), docs/servlets.md.
  */
 export function servletCommands(program: Command, ctx: Context) {
@@ -55,6 +58,21 @@ export function servletCommands(program: Command, ctx: Context) {
           : table([
               ['SERVLET', 'VISIBILITY', 'INSTALLS', 'MODIFIED', 'TOOLS'],
               ...servlets.map((s) => [s.slug, s.visibility, String(s.installation_count), when(s.modified_at), toolsOf(s).join(', ')]),
+            ]),
+      );
+    });
+
+  servlet
+    .command('search [text]')
+    .description("find servlets to install: public ones of every user and your own, by name, description or tool name (GET /api/servlets?q=)")
+    .action(async (text: string | undefined) => {
+      const servlets: ServletView[] = (await ctx.client().get('/api/servlets', { query: { q: text } })).body;
+      ctx.print(servlets, () =>
+        servlets.length === 0
+          ? `no servlets${text ? ` matching "${text}"` : ''}`
+          : table([
+              ['SERVLET', 'INSTALLS', 'TOOLS', 'DESCRIPTION'],
+              ...servlets.map((s) => [s.slug, String(s.installation_count), toolsOf(s).join(', '), s.meta?.description ?? '']),
             ]),
       );
     });
@@ -106,8 +124,8 @@ export function servletCommands(program: Command, ctx: Context) {
         installs.length === 0
           ? `no installs in profile ${opts.profile}`
           : table([
-              ['NAME', 'SERVLET', 'HOSTS', 'TOOLS'],
-              ...installs.map((i) => [i.name, i.servlet?.slug ?? '-', (i.settings?.permissions?.network?.domains ?? []).join(',') || 'none', toolsOf(i.servlet).join(', ')]),
+              ['NAME', 'SERVLET', 'HOSTS', 'APPROVAL', 'TOOLS'],
+              ...installs.map((i) => [i.name, i.servlet?.slug ?? '-', (i.settings?.permissions?.network?.domains ?? []).join(',') || 'none', approvalOf(i.settings?.approval), toolsOf(i.servlet).join(', ')]),
             ]),
       );
     });

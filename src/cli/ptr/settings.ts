@@ -14,6 +14,9 @@ export interface CliEnv {
   XDG_CONFIG_HOME?: string;
   /** Where `npm run dev` keeps its data, and the file naming its running stack (`.data` in the checkout by default). */
   DEV_DATA_DIR?: string;
+  /** Where `npm run dev` registers its stacks (`$XDG_CACHE_HOME/prompt-task-runner/stacks`). */
+  XDG_CACHE_HOME?: string;
+  HOME?: string;
 }
 
 /** What the config file holds. Unknown keys are kept as they are. */
@@ -30,6 +33,8 @@ export interface Settings {
   session?: string;
   configPath: string;
   from: { origin: Source; session?: Source };
+  /** Why the origin is a dev stack's or the default (`ptr` says so on stderr): nothing configured one. */
+  originWhy?: string;
 }
 
 /** Where `npm run dev` serves the API by default: the origin when nothing says otherwise and no dev stack runs. */
@@ -99,7 +104,7 @@ export function resolveSettings(env: CliEnv, flags: { origin?: string }): Settin
   const file = configPath(env);
   const stored = readConfigFile(file);
   const session = env.MCP_RUN_SESSION_ID || env.MCPX_SESSION_ID;
-  const [origin, originFrom]: [string, Source] = flags.origin
+  const [origin, originFrom, originWhy]: [string, Source, string?] = flags.origin
     ? [normalizeOrigin(flags.origin, '--origin'), 'flag']
     : env.MCP_RUN_ORIGIN
       ? [normalizeOrigin(env.MCP_RUN_ORIGIN, 'MCP_RUN_ORIGIN'), 'env']
@@ -111,13 +116,22 @@ export function resolveSettings(env: CliEnv, flags: { origin?: string }): Settin
     : typeof stored.session === 'string' && stored.session
       ? [stored.session, 'config']
       : [undefined, undefined];
-  return { origin, session: sessionId, configPath: file, from: { origin: originFrom, session: sessionFrom } };
+  return { origin, session: sessionId, configPath: file, from: { origin: originFrom, session: sessionFrom }, originWhy };
 }
 
-function defaultOrigin(env: CliEnv): [string, Source] {
+/** A dev stack's API, else the default; with why. Throws UsageError when several dev stacks run (it will not guess). */
+function defaultOrigin(env: CliEnv): [string, Source, string] {
   // Required here: reading the dev stack file loads zod, a tenth of a second that configured commands need not pay.
   // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const { findDevStack } = require('../dev-stack-file') as typeof import('../dev-stack-file');
-  const { stack, file } = findDevStack(env);
-  return stack ? [normalizeOrigin(stack.apiUrl, `apiUrl in ${file}`), 'dev-stack'] : [DEFAULT_ORIGIN, 'default'];
+  const { findDevStack, AmbiguousDevStack } = require('../dev-stack-file') as typeof import('../dev-stack-file');
+  let found: ReturnType<typeof findDevStack>;
+  try {
+    found = findDevStack(env);
+  } catch (err) {
+    if (err instanceof AmbiguousDevStack) throw new UsageError(`no origin configured, and ${err.message}\nor give --origin URL (or MCP_RUN_ORIGIN, or \`ptr config set-origin URL\`)`);
+    throw err;
+  }
+  const { stack, file, why } = found;
+  if (stack) return [normalizeOrigin(stack.apiUrl, `apiUrl in ${file}`), 'dev-stack', `the dev stack of ${file} (${why}); no origin configured`];
+  return [DEFAULT_ORIGIN, 'default', `the default: no origin configured (--origin, MCP_RUN_ORIGIN, ptr config set-origin) and ${why}`];
 }

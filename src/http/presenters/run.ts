@@ -6,7 +6,7 @@ import { timestamp } from './timestamp';
 
 const message = z.object({ role: z.string(), content: z.string() });
 
-/** A result entry as clients get it (workflows/types.ts `ResultEntry`: contents resolved to text). */
+/** A result entry as clients get it (src/contract/types.ts `ResultEntry`: contents resolved to text). */
 export const runEntry = z
   .union([
     z.object({ msg: z.string(), time: z.number().meta({ description: 'Milliseconds since the epoch' }), level: z.number().int().meta({ description: 'pino: 30 info, 40 warn' }) }).meta({ title: 'Log' }),
