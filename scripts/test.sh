@@ -36,6 +36,8 @@ run_mocha() {
   p=$(sed 's/\x1b\[[0-9;]*m//g' "$log" | grep -oE '^ +[0-9]+ passing' | tail -n1 | grep -oE '[0-9]+' || echo 0)
   f=$(sed 's/\x1b\[[0-9;]*m//g' "$log" | grep -oE '^ +[0-9]+ failing' | tail -n1 | grep -oE '[0-9]+' || echo 0)
   rm -f "$log"
+  # A run that ended without reporting a failure (a crash, an abort) counts as one, so the closing line shows it.
+  if [ "$rc" -ne 0 ] && [ "${f:-0}" -eq 0 ]; then f=1; fi
   echo "[test] $name: ${p:-0} passed, ${f:-0} failed$([ "$rc" -eq 0 ] || echo " (exit status $rc)")"
   passed=$((passed + ${p:-0})) failed=$((failed + ${f:-0}))
   if [ "$status" -eq 0 ]; then status=$rc; fi
