@@ -266,3 +266,6 @@ export function loadDevConfig(env: Record<string, string | undefined> = process.
   if (!parsed.success) throw new ConfigError(parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`));
   return parsed.data;
 }
+
+/** Every setting of the service, and those of `npm run dev`: docs/configuration.md lists each (a unit test checks). */
+export { schema as configSchema, devSchema as devConfigSchema };
