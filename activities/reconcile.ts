@@ -1,6 +1,7 @@
 import { Context } from '@temporalio/activity';
 import { recordOutsideEnd } from '../src/runs/recorder';
 import { clearDeferredStart, deferredStarts, findRun } from '../src/store/runs';
+import { readServiceMark, writeServiceMark } from '../src/store/service-state';
 import { findTask } from '../src/store/tasks';
 import { closeFromWorkflow, type ClosedStatus } from '../src/temporal/run-endings';
 import { liveRunLifetimeMs, startFromRecord } from '../src/temporal/start-run';
@@ -60,8 +61,7 @@ export function createReconcileActivities(deps: ActivityDeps) {
       const { models } = deps.db;
       const key = `reconcile/${input.taskQueue}`;
       const began = Date.now();
-      const state = await models.ServiceState.findById(key).lean();
-      const since = new Date(state ? state.at.getTime() : began - FIRST_LOOKBACK_MS);
+      const since = (await readServiceMark(models, key)) ?? new Date(began - FIRST_LOOKBACK_MS);
       const query = [
         `WorkflowType = ${quote(WORKFLOW.run)}`,
         `TaskQueue = ${quote(input.taskQueue)}`,
@@ -77,7 +77,7 @@ export function createReconcileActivities(deps: ActivityDeps) {
         // Ended by another path (a read, a stream), which may not have started its webhook delivery: a no-op if it did.
         else await announceRunClosed(closing, workflow.workflowId);
       }
-      await models.ServiceState.updateOne({ _id: key }, { $set: { at: new Date(began - VISIBILITY_LAG_MS) } }, { upsert: true });
+      await writeServiceMark(models, key, new Date(began - VISIBILITY_LAG_MS));
       if (ended) deps.logger.info({ taskQueue: input.taskQueue, ended }, 'reconciler ended runs whose workflow closed without their end');
       return ended;
     },

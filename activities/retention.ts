@@ -1,6 +1,6 @@
 import type { RunRetentionBatch } from '../src/contract/messages';
-import { deleteClosedRuns, type RunToDelete } from '../src/temporal/run-delete';
-import { TERMINAL } from '../src/contract/constants';
+import { findExpiredRuns } from '../src/store/runs';
+import { deleteClosedRuns } from '../src/temporal/run-delete';
 import type { ActivityDeps } from './deps';
 
 export function createRetentionActivities(deps: Pick<ActivityDeps, 'db' | 'temporal' | 'logger'>) {
@@ -13,9 +13,7 @@ export function createRetentionActivities(deps: Pick<ActivityDeps, 'db' | 'tempo
     async deleteExpiredRuns(input: RunRetentionBatch): Promise<{ deleted: number; more: boolean }> {
       const { models } = deps.db;
       const before = new Date(input.before);
-      const found = await models.Run.find({ status: { $in: TERMINAL }, modified_at: { $lt: before } }, { _id: 1, created_at: 1 })
-        .limit(input.limit)
-        .lean<RunToDelete[]>();
+      const found = await findExpiredRuns(models, before, input.limit);
       const deleted = await deleteClosedRuns({ models, temporal: deps.temporal, logger: deps.logger }, found, { modifiedBefore: before });
       if (deleted.length) deps.logger.info({ deleted: deleted.length, before: before.toISOString() }, 'retention deleted expired runs');
       return { deleted: deleted.length, more: found.length === input.limit };

@@ -1,7 +1,6 @@
 import crypto from 'node:crypto';
-import { needsApproval, type ToolApproval } from '../src/store/installations';
+import { installsWithServlets, needsApproval, type ToolApproval } from '../src/store/installations';
 import type { Models } from '../src/store/models';
-import { fromServletDoc } from '../src/store/servlets';
 import type { ToolSpec } from '../src/contract/types';
 
 interface DescribedTool {
@@ -17,16 +16,9 @@ interface DescribedTool {
  * `approval: true` when its install's `settings.approval` names the tool (or is "*"), and no `approval` otherwise.
  */
 export async function listProfileTools(models: Models, owner: string, profile: string): Promise<ToolSpec[]> {
-  const installs = await models.Installation.find({ owner, profile }).sort({ name: 1 }).lean();
-  if (installs.length === 0) return [];
-  // fromServletDoc restores the `$`/`.` keys (JSON Schema's $ref, $defs...) that FerretDB makes the store escape.
-  const servlets = (
-    await models.Servlet.find({ $or: installs.map((i) => ({ owner: i.servlet_owner, name: i.servlet_name })) }).lean()
-  ).map(fromServletDoc);
   const specs: ToolSpec[] = [];
   const used = new Set<string>();
-  for (const install of installs) {
-    const servlet = servlets.find((s) => s.owner === install.servlet_owner && s.name === install.servlet_name);
+  for (const { install, servlet } of await installsWithServlets(models, owner, profile)) {
     const tools = (servlet?.schema.tools ?? []) as DescribedTool[];
     // An approval list naming a tool the servlet no longer has (it was replaced, the tool renamed) fails closed:
     // every tool of the install then waits for approval, rather than the renamed one running unasked.

@@ -83,9 +83,8 @@ async function main(argv: string[]): Promise<number> {
     } else {
       let revoked: number;
       if (cmd.id?.includes('/')) {
-        // A full id: revoke exactly that session (by its hash), not every session sharing its hint.
-        const res = await models.Session.updateMany({ username: cmd.user, hash: sha256(cmd.id), revoked_at: null }, { $set: { revoked_at: new Date() } });
-        revoked = res.modifiedCount;
+        // A full id: revoke exactly that session, not every session sharing its hint.
+        revoked = await revokeSessions(models, cmd.user, { id: cmd.id });
       } else {
         revoked = await revokeSessions(models, cmd.user, cmd.all ? { all: true } : { hint: cmd.id ?? '' });
       }

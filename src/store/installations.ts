@@ -216,3 +216,11 @@ export async function loadInstallForRun(
     modifiedAt: new Date(Math.max(install.modified_at.getTime(), servlet.modified_at.getTime())),
   };
 }
+
+/** A profile's installs by name, with their servlets (described tools restored: servlets.ts fromServletDoc), for a run's tool list. */
+export async function installsWithServlets(models: Models, owner: string, profile: string) {
+  const installs = await models.Installation.find({ owner, profile }).sort({ name: 1 }).lean();
+  if (installs.length === 0) return [];
+  const servlets = (await models.Servlet.find({ $or: installs.map((i) => ({ owner: i.servlet_owner, name: i.servlet_name })) }).lean()).map(fromServletDoc);
+  return installs.map((install) => ({ install, servlet: servlets.find((s) => s.owner === install.servlet_owner && s.name === install.servlet_name) }));
+}

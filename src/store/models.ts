@@ -192,6 +192,18 @@ const deferredStart = new Schema(
   opts,
 );
 
+/**
+ * Closed runs whose announcement (webhook delivery, live-run place) failed: the reconciler announces them again
+ * (src/temporal/webhook-start.ts). `_id`: the run's _id.
+ */
+const deferredAnnouncement = new Schema(
+  {
+    _id: { type: String, required: true },
+    at: { type: Date, required: true },
+  },
+  opts,
+);
+
 /** Small facts the service keeps about itself, e.g. `reconcile/<task queue>`: where the reconciler stopped. */
 const serviceState = new Schema(
   {
@@ -309,6 +321,7 @@ export function registerModels(conn: Connection) {
     RunEnd: conn.model('RunEnd', runEnd, 'run_ends'),
     ServiceState: conn.model('ServiceState', serviceState, 'service_state'),
     DeferredStart: conn.model('DeferredStart', deferredStart, 'deferred_starts'),
+    DeferredAnnouncement: conn.model('DeferredAnnouncement', deferredAnnouncement, 'deferred_announcements'),
     LiveRun: conn.model('LiveRun', liveRun, 'live_runs'),
     RevokedUrl: conn.model('RevokedUrl', revokedUrl, 'revoked_urls'),
     RateLimit: conn.model('RateLimit', rateLimit, 'rate_limits'),

@@ -197,6 +197,19 @@ export async function readMessages(models: Models, runId: string, from: number, 
   return readPaged<Message>(models, runId, 'm', (record?.messages ?? []) as Message[], from, to, (record?.page_versions ?? {}) as PageVersions);
 }
 
+/** A run to delete: its record's `_id` (= workflow id) and creation time (which tells it from a later run of the name). */
+export type RunToDelete = Pick<RunRecord, '_id' | 'created_at'>;
+
+/** Up to `limit` closed runs last changed before `before` (ids and creation times: FerretDB scans `runs` for this filter). */
+export function findExpiredRuns(models: Models, before: Date, limit: number): Promise<RunToDelete[]> {
+  return models.Run.find({ status: { $in: TERMINAL }, modified_at: { $lt: before } }, { _id: 1, created_at: 1 }).limit(limit).lean<RunToDelete[]>();
+}
+
+/** Deletes a run's record (its contents first: run-content.ts deleteRunContent). */
+export async function deleteRunRecord(models: Models, runId: string): Promise<void> {
+  await retryWhileBusy(() => models.Run.collection.deleteOne({ _id: runId as never }));
+}
+
 /** Runs of a task, newest first (then by _id), a page after `page.cursor`. Throws 400 for a cursor not issued here. */
 export async function listRuns(models: Models, task: { owner: string; profile: string; task: string }, page: PageRequest) {
   const q = keysetQuery({ owner: task.owner, profile: task.profile, task: task.task }, page, RUN_TIE_BREAKERS, -1);

@@ -53,9 +53,12 @@ export async function listSessions(models: Models, username: string) {
   return models.Session.find({ username }).sort({ created_at: 1 }).lean();
 }
 
-/** Revokes the session whose id ends with `hint` (as listed), or every session of the user with `all`. */
-export async function revokeSessions(models: Models, username: string, which: { hint?: string; all?: boolean }) {
-  const filter = which.all ? { username, revoked_at: null } : { username, hint: which.hint, revoked_at: null };
+/**
+ * Revokes the session whose id ends with `hint` (as listed), exactly the session `id` (by its hash, not every session
+ * sharing its hint), or every session of the user with `all`. Returns how many it revoked.
+ */
+export async function revokeSessions(models: Models, username: string, which: { hint?: string; id?: string; all?: boolean }) {
+  const filter = which.all ? { username, revoked_at: null } : which.id !== undefined ? { username, hash: sha256(which.id), revoked_at: null } : { username, hint: which.hint, revoked_at: null };
   const res = await models.Session.updateMany(filter, { $set: { revoked_at: new Date() } });
   return res.modifiedCount;
 }

@@ -1,16 +1,14 @@
 import { status as grpcStatus } from '@grpc/grpc-js';
 import { isGrpcServiceError, type Client } from '@temporalio/client';
 import type { Logger } from '../logger';
-import { retryWhileBusy } from '../store/connect';
 import type { Models } from '../store/models';
 import { deleteRunContent } from '../store/run-content';
-import { findRun } from '../store/runs';
+import { deleteRunRecord, findRun, type RunToDelete } from '../store/runs';
 import { isTerminal } from '../contract/constants';
 
 type DeleteDeps = { models: Models; temporal: Client; logger: Logger };
 
-/** A run to delete: its record's `_id` (= workflow id) and creation time (which tells it from a later run of the name). */
-export type RunToDelete = { _id: string; created_at: Date };
+export type { RunToDelete };
 
 /**
  * Deletes closed runs for good. Each is read again by `_id` first (FerretDB's one lookup without a scan: a filter with
@@ -30,7 +28,7 @@ export async function deleteClosedRuns(deps: DeleteDeps, runs: RunToDelete[], op
   if (ids.length === 0) return [];
   await deleteRunContent(deps.models, ids);
   await Promise.all(ids.map((id) => deleteRunExecution(deps, id)));
-  for (const id of ids) await retryWhileBusy(() => deps.models.Run.collection.deleteOne({ _id: id as never }));
+  for (const id of ids) await deleteRunRecord(deps.models, id);
   return ids;
 }
 

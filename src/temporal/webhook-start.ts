@@ -3,7 +3,8 @@ import type { Types } from 'mongoose';
 import type { Config } from '../config';
 import type { Logger } from '../logger';
 import type { Models } from '../store/models';
-import { WRITTEN_RUN, type WrittenRun } from '../store/runs';
+import { clearDeferredAnnouncement, deferredAnnouncements, findClosingState, noteDeferredAnnouncement } from '../store/announcements';
+import type { WrittenRun } from '../store/runs';
 import { releaseLiveRun, releaseLiveRunsOf } from '../store/live-runs';
 import { findWebhookTask } from '../store/webhooks';
 import { createTtlCache } from '../ttl-cache';
@@ -57,9 +58,6 @@ export async function startWebhookDelivery(deps: Pick<AnnounceDeps, 'temporal' |
   }
 }
 
-/** Closes whose announcement failed (the store or Temporal did not answer): the reconciler announces them again. */
-const deferred = (models: Models) => models.Run.db.db!.collection<{ _id: string; at: Date }>('deferred_announcements');
-
 /**
  * Call once a run is closed (its record `ready` or `error`): gives back its place among its owner's live runs, and
  * starts its webhook delivery when its task has a webhook. Costs a run read by `_id` (none when the caller gives the
@@ -75,7 +73,7 @@ export async function announceRunClosed(deps: AnnounceDeps, runId: string, known
   } catch (err) {
     deps.logger.warn({ run: runId, err }, 'could not announce a closed run (webhook delivery, live-run count); the reconciler tries again');
     try {
-      await deferred(deps.models).updateOne({ _id: runId }, { $setOnInsert: { at: new Date() } }, { upsert: true });
+      await noteDeferredAnnouncement(deps.models, runId);
       return true;
     } catch (lost) {
       deps.logger.error({ run: runId, err: lost }, 'could not note a closed run for the reconciler');
@@ -89,7 +87,7 @@ type ClosedRecord = Omit<WrittenRun, '_id'>;
 
 async function announce(deps: AnnounceDeps, runId: string, known?: ClosedRecord): Promise<void> {
   // Only what it needs of the record (not its first page of entries and messages).
-  const record = known ?? ((await deps.models.Run.collection.findOne({ _id: runId as never }, { projection: WRITTEN_RUN })) as ClosedRecord | null);
+  const record = known ?? (await findClosingState(deps.models, runId));
   if (record && !isTerminal(record.status)) return;
   // A run deleted since (retention, its task): its place, if it still holds one, is found by a scan (a rare path).
   if (!record) return releaseLiveRunsOf(deps.models, runId);
@@ -102,10 +100,10 @@ async function announce(deps: AnnounceDeps, runId: string, known?: ClosedRecord)
 /** The reconciler's pass: announces the closes noted by `announceRunClosed` (up to `limit`). Returns how many it did. */
 export async function retryDeferredAnnouncements(deps: AnnounceDeps, limit: number): Promise<number> {
   let done = 0;
-  for (const { _id: runId } of await deferred(deps.models).find({}).limit(limit).toArray()) {
+  for (const runId of await deferredAnnouncements(deps.models, limit)) {
     try {
       await announce(deps, runId);
-      await deferred(deps.models).deleteOne({ _id: runId });
+      await clearDeferredAnnouncement(deps.models, runId);
       done++;
     } catch (err) {
       deps.logger.warn({ run: runId, err }, 'reconciler could not announce a closed run yet');
