@@ -6,7 +6,6 @@ import { parseArgs } from 'node:util';
 import { ConfigError } from '../config';
 import { connectDb } from '../store/connect';
 import { NAME_PATTERN, NAME_RULE } from '../store/names';
-import { sha256 } from '../store/secrets';
 import { createSession, listSessions, revokeSessions } from '../store/sessions';
 import { loadHelperSettings } from './dev-stack-file';
 
