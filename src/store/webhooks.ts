@@ -78,6 +78,15 @@ export interface DeliveryAttempt {
   at: Date;
 }
 
+/**
+ * A delivery attempt's error for a destination the network guard refused. A refusal by the built-in blocklist names
+ * the setting that lets it through; one by NETWORK_BLOCKLIST names that list already, and it wins over any allow list.
+ */
+export function refusedDestinationMessage(reason: string): string {
+  const remedy = /NETWORK_BLOCKLIST/.test(reason) ? '' : '; to allow it, add the host or its network to WEBHOOK_ALLOWLIST (docs/webhooks.md)';
+  return `the destination is refused: ${reason}${remedy}`;
+}
+
 /** Attempts kept per task: the list shows the latest. */
 export const DELIVERIES_KEPT = 100;
 /**
@@ -121,17 +130,7 @@ export async function listDeliveries(models: Models, taskId: Types.ObjectId): Pr
     .map((e, i) => ({ e, i }))
     .sort((a, b) => b.e.at.getTime() - a.e.at.getTime() || b.i - a.i)
     .slice(0, DELIVERIES_KEPT)
-    .map(({ e }) => ({ run: e.run, attempt: e.attempt, status: e.status, ...(e.error ? { error: refusalWithRemedy(e) } : {}), at: e.at.toISOString() }));
-}
-
-/**
- * A refusal by the built-in blocklist names the setting that lets the destination through; one by NETWORK_BLOCKLIST
- * names that list already (and it wins over any allow list). Applied as attempts are read, so every stored one says it.
- */
-function refusalWithRemedy(attempt: Pick<DeliveryAttempt, 'status' | 'error'>): string | undefined {
-  const error = attempt.error;
-  if (attempt.status !== 'refused' || !error || /NETWORK_BLOCKLIST|WEBHOOK_ALLOWLIST/.test(error)) return error;
-  return `${error}; to allow it, add the host or its network to WEBHOOK_ALLOWLIST (docs/webhooks.md)`;
+    .map(({ e }) => ({ run: e.run, attempt: e.attempt, status: e.status, ...(e.error ? { error: e.error } : {}), at: e.at.toISOString() }));
 }
 
 /** Deletes a task's delivery history (its task was deleted). */
