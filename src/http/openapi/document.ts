@@ -1,5 +1,6 @@
 import { createDocument, type ZodOpenApiPathsObject } from 'zod-openapi';
 import type { Config } from '../../config';
+import { approvalOperations } from './approvals';
 import { withSessionErrors } from './common';
 import { toZodOpenApi, type Operation } from './operation';
 import { operatorOperations } from './operator';
@@ -22,6 +23,7 @@ export function apiOperations(config: Config): Operation[] {
     ...userProfileOperations(),
     ...taskOperations(config),
     ...runOperations(),
+    ...approvalOperations(),
     ...signedOperations(),
     ...scheduleOperations(),
     ...servletOperations(),
