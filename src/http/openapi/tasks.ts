@@ -128,7 +128,7 @@ export function taskOperations(config: Config): Operation[] {
           200: { ...saved, description: 'Updated' },
           201: { ...saved, description: 'Created' },
           ...errors({
-            400: '`invalid_request` naming the field, `invalid_template`, `missing_key`, `invalid_json`, `json_too_deep`',
+            400: '`invalid_request` naming the field (a placeholder `settings.key` such as `sk-...` included), `invalid_template`, `missing_key`, `invalid_json`, `json_too_deep`',
             404: 'No such profile, or another user',
             409: ['`task_busy`: concurrent saves; retry', 'task_busy', 'task "haiku" is being changed by another request; try again'],
             413: 'A body over `BODY_LIMIT_BYTES`',
