@@ -13,7 +13,7 @@ function sizeMessage(issue: { origin?: string; inclusive?: boolean }, bound: num
     case 'number':
     case 'int':
     case 'bigint':
-      if (issue.inclusive === false) return side === 'least' ? (n === 0 ? 'must be greater than 0' : `must be greater than ${n}`) : `must be less than ${n}`;
+      if (issue.inclusive === false) return side === 'least' ? `must be greater than ${n}` : `must be less than ${n}`;
       return `must be at ${side} ${n}`;
     case 'string':
       if (side === 'least' && n === 1) return 'must not be empty';

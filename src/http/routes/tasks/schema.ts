@@ -18,6 +18,7 @@ export const MODEL_MAX_LENGTH = 200;
 export const KEY_MAX_LENGTH = 1000;
 
 export const taskParams = z.object({ profile: nameSchema, task: nameSchema });
+export const profileParams = z.object({ profile: nameSchema });
 
 /** `?deprecated=true`: only the tasks whose model has an announced end of life (src/model-deprecations.ts). */
 export const listQuery = z.object({
@@ -34,7 +35,6 @@ export const taskWarning = z
   })
   .meta({ id: 'TaskWarning' });
 export type TaskWarning = z.infer<typeof taskWarning>;
-export const profileParams = z.object({ profile: nameSchema });
 
 const runnerEnum = (runners: readonly Runner[]) =>
   z.enum(runners as [Runner, ...Runner[]], { error: `expected ${runners.map((r) => `"${r}"`).join(' or ')}` });
@@ -94,7 +94,7 @@ type TaskBodyConfig = Pick<
 /** Fields of the runner object a body may put in `limits` by mistake. */
 const RUNNER_FIELDS = new Set(Object.keys(runnerObject.shape));
 
-/** `limits: unknown field "max_tokens"; it belongs in openai.max_tokens` (the body's runner, when it names one). */
+/** `limits: unknown field "max_tokens"; max_tokens belongs in openai.max_tokens` (the body's runner, when known). */
 function limitsKeysMessage(keys: readonly PropertyKey[], runner: Runner | undefined): string {
   const names = keys.map(String);
   const unknown = `unknown field${names.length === 1 ? '' : 's'} ${names.map((k) => `"${k}"`).join(', ')}`;
@@ -111,9 +111,9 @@ export const limitsSchema = (config: TaskBodyConfig, runner?: Runner) => {
   return z
     .strictObject(
       {
-      max_turns: z.number().int().positive().max(config.RUN_MAX_TURNS, { error: `at most ${config.RUN_MAX_TURNS}, this server's RUN_MAX_TURNS` }).optional(),
-      timeout_s: z.number().int().positive().max(timeoutCeiling, { error: `at most ${timeoutCeiling} s, this server's RUN_TIMEOUT_MS` }).optional(),
-      max_total_tokens: (config.RUN_MAX_TOTAL_TOKENS ? tokens.max(config.RUN_MAX_TOTAL_TOKENS, { error: `at most ${config.RUN_MAX_TOTAL_TOKENS}, this server's RUN_MAX_TOTAL_TOKENS` }) : tokens).optional(),
+        max_turns: z.number().int().positive().max(config.RUN_MAX_TURNS, { error: `at most ${config.RUN_MAX_TURNS}, this server's RUN_MAX_TURNS` }).optional(),
+        timeout_s: z.number().int().positive().max(timeoutCeiling, { error: `at most ${timeoutCeiling} s, this server's RUN_TIMEOUT_MS` }).optional(),
+        max_total_tokens: (config.RUN_MAX_TOTAL_TOKENS ? tokens.max(config.RUN_MAX_TOTAL_TOKENS, { error: `at most ${config.RUN_MAX_TOTAL_TOKENS}, this server's RUN_MAX_TOTAL_TOKENS` }) : tokens).optional(),
       },
       { error: (issue) => (issue.code === 'unrecognized_keys' ? limitsKeysMessage(issue.keys, runner) : undefined) },
     )
