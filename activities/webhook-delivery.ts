@@ -8,7 +8,7 @@ import { renderRecord } from '../src/http/presenters/run-record';
 import { loadText, StoredContentMissing } from '../src/store/run-content';
 import { findRun, type RunRecord } from '../src/store/runs';
 import { open } from '../src/store/secrets';
-import { findWebhookTask, recordDeliveryAttempt, type DeliveryAttempt } from '../src/store/webhooks';
+import { findWebhookTask, recordDeliveryAttempt, refusedDestinationMessage, type DeliveryAttempt } from '../src/store/webhooks';
 import { isTerminal } from '../src/contract/constants';
 import { WEBHOOK_FAILURE } from '../src/contract/failures';
 import type { WebhookOutcome } from '../src/contract/messages';
@@ -108,7 +108,7 @@ export function createWebhookDeliveryActivities(deps: Pick<ActivityDeps, 'config
   async function post(url: string, headers: Record<string, string>, body: string): Promise<Pick<DeliveryAttempt, 'status' | 'error'>> {
     // `reset`: no kept-alive connection (deliveries are rare per destination, and nothing is left to close).
     const answer = await guardedRequest(new URL(url), { method: 'POST', headers, body, reset: true, signal: AbortSignal.timeout(attemptTimeoutMs) }, { policy, dispatcher });
-    if ('refused' in answer) return { status: 'refused', error: `the destination is refused: ${answer.refused}` };
+    if ('refused' in answer) return { status: 'refused', error: refusedDestinationMessage(answer.refused) };
     if ('failed' in answer) return { status: 'failed', error: answer.timeout ? `no answer within ${attemptTimeoutMs / 1000} s` : `the request failed: ${answer.failed}` };
     const res = answer.response;
     const snippet = await readSnippet(res.body);

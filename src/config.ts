@@ -56,8 +56,8 @@ const schema = z.object({
   ANTHROPIC_API_KEY: optionalString,
   OPENAI_BASE_URL: url.optional(),
   ANTHROPIC_BASE_URL: url.optional(),
-  OPENAI_DEFAULT_MODEL: z.string().min(1).default('gpt-4o-mini'),
-  ANTHROPIC_DEFAULT_MODEL: z.string().min(1).default('claude-sonnet-4-5'),
+  OPENAI_DEFAULT_MODEL: z.string().min(1).default('gpt-5.6-terra'),
+  ANTHROPIC_DEFAULT_MODEL: z.string().min(1).default('claude-sonnet-5-5'),
   /** The one model Variant A accepts. */
   VARIANT_A_MODEL: optionalString,
   ANTHROPIC_MAX_TOKENS: positiveInt.default(4096),

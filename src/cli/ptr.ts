@@ -8,6 +8,7 @@
  */
 import { Command, CommanderError } from 'commander';
 import { accountCommands } from './ptr/account';
+import { approvalCommands } from './ptr/approvals';
 import { createContext, type Sink } from './ptr/context';
 import { EXIT, Failure, UsageError } from './ptr/errors';
 import { profileCommands } from './ptr/profiles';
@@ -42,6 +43,7 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
   scheduleCommands(program, ctx);
   webhookCommands(program, ctx);
   signedCommands(program, ctx);
+  approvalCommands(program, ctx);
   accountCommands(program, ctx);
 
   try {

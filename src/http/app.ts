@@ -20,6 +20,7 @@ import { moduleUploadBypass } from './routes/servlets/module-upload';
 import { installationsRouter } from './routes/installations/router';
 import { contentRouter } from './routes/content/router';
 import { schedulesRouter } from './routes/schedules/router';
+import { approvalsRouter } from './routes/approvals/router';
 import { codecRouter } from './routes/codec/router';
 import { healthRouter } from './routes/health/router';
 import { docsRouter } from './routes/docs/router';
@@ -91,6 +92,7 @@ export function createApp(deps: AppDeps): Koa {
   api.use(installationsRouter(deps).routes());
   api.use(contentRouter(deps).routes());
   api.use(schedulesRouter(deps, runs).routes());
+  api.use(approvalsRouter(deps).routes());
 
   app.use(requestMetrics(metrics));
   app.use(accessLog(deps.logger));

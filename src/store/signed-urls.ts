@@ -3,7 +3,7 @@ import type { Models } from './models';
 
 /**
  * Signed trigger URLs: the credential for triggering one task. The signature is an HMAC-SHA256 over
- * (owner, profile, task, the task's _id, url id, issued-at in ms, expiry in s) with the server's signing secret, so an URL
+ * (owner, profile, task, the task's _id, url id, issued-at, expiry) with the server's signing secret, so an URL
  * dies with its task (a task re-created under the same name has another _id), at its expiry, when its id is
  * revoked, or when every URL of the task issued up to a moment is revoked. Revocations are documents of their own
  * (revoked_urls), never an update of the task: FerretDB would lose one of two concurrent updates of a document.
@@ -18,9 +18,18 @@ export interface SignedUrlParts {
   sig: string;
 }
 
-/** A signed URL's `iat` (issued at, in ms) and `exp` (expiry, in s) as its query holds them: whole numbers since the epoch. */
+/**
+ * A signed URL's `iat` (issued at) and `exp` (expiry) as its query holds them: milliseconds since the epoch, both.
+ * URLs issued before 2026-11-27 hold `exp` in seconds; they keep working (expiryMs).
+ */
 export const IAT_PATTERN = /^\d{1,15}$/;
-export const EXP_PATTERN = /^\d{1,12}$/;
+export const EXP_PATTERN = /^\d{1,15}$/;
+
+/** Below this an `exp` is in seconds (an older URL's): as milliseconds it would be a time in 1973. */
+const SECONDS_BELOW = 1e11;
+
+/** When the URL expires, in milliseconds since the epoch, whichever unit its `exp` is in. */
+export const expiryMs = (parts: Pick<SignedUrlParts, 'exp'>) => (parts.exp < SECONDS_BELOW ? parts.exp * 1000 : parts.exp);
 
 export const signedPath = (owner: string, profile: string, task: string) => `/signed/tasks/${owner}/${profile}/${task}`;
 
@@ -38,7 +47,7 @@ export function signTaskUrl(
     task: task.name,
     id: crypto.randomBytes(12).toString('base64url'),
     iat: now,
-    exp: Math.floor(now / 1000) + opts.ttlDays * 86_400,
+    exp: now + opts.ttlDays * 86_400_000,
   };
   const sig = mac(opts.secret, parts, task._id.toString());
   return `${opts.publicUrl}${signedPath(task.owner, task.profile, task.name)}?id=${parts.id}&iat=${parts.iat}&exp=${parts.exp}&sig=${sig}`;
@@ -96,7 +105,7 @@ export async function verifySignedUrl(
   now = Date.now(),
 ): Promise<Verdict> {
   if (!task || !signatureValid(secret, parts, task)) return { ok: false, code: 'signed_url_invalid', message: 'the signed URL is not valid' };
-  if (parts.exp * 1000 <= now) return { ok: false, code: 'signed_url_expired', message: 'the signed URL has expired' };
+  if (expiryMs(parts) <= now) return { ok: false, code: 'signed_url_expired', message: 'the signed URL has expired' };
   const [one, all] = await Promise.all([revoked(parts.id), revoked(`task:${task._id}`)]);
   if (one || (all && parts.iat <= all.revoked_at.getTime())) {
     return { ok: false, code: 'signed_url_revoked', message: 'the signed URL was revoked' };

@@ -1,5 +1,6 @@
 import { Types } from 'mongoose';
 import type { Config } from '../config';
+import { deprecatedModels } from '../model-deprecations';
 import { badRequest, conflict } from '../errors';
 import { isDuplicateKey } from './connect';
 import { keysetQuery, type Page, type PageRequest } from './keyset';
@@ -78,9 +79,20 @@ export async function findTaskVersion(models: Models, taskId: Types.ObjectId | s
   return models.TaskVersion.findOne({ task_id: new Types.ObjectId(String(taskId)), version }).lean<TaskVersionRecord>();
 }
 
-/** The owner's tasks, of one profile or of all, oldest first, then by profile and name. */
-export async function listTasks(models: Models, owner: string, profile: string | undefined, page: PageRequest): Promise<Page<TaskRecord>> {
-  const q = keysetQuery(profile === undefined ? { owner } : { owner, profile }, page, ['profile', 'name']);
+/**
+ * The owner's tasks, of one profile or of all, oldest first, then by profile and name. `deprecated`: only those on a
+ * model with an announced end of life (src/model-deprecations.ts).
+ */
+export async function listTasks(
+  models: Models,
+  owner: string,
+  profile: string | undefined,
+  page: PageRequest,
+  only: { deprecated?: boolean } = {},
+): Promise<Page<TaskRecord>> {
+  const filter: Record<string, unknown> = profile === undefined ? { owner } : { owner, profile };
+  if (only.deprecated) filter.$or = RUNNERS.map((runner) => ({ runner, model: { $in: deprecatedModels(runner) } }));
+  const q = keysetQuery(filter, page, ['profile', 'name']);
   const docs = await models.Task.find(q.where).sort(q.sort).limit(q.limit).lean<TaskRecord[]>();
   return q.finish(docs);
 }

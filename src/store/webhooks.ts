@@ -78,6 +78,15 @@ export interface DeliveryAttempt {
   at: Date;
 }
 
+/**
+ * A delivery attempt's error for a destination the network guard refused. A refusal by the built-in blocklist names
+ * the setting that lets it through; one by NETWORK_BLOCKLIST names that list already, and it wins over any allow list.
+ */
+export function refusedDestinationMessage(reason: string): string {
+  const remedy = /NETWORK_BLOCKLIST/.test(reason) ? '' : '; to allow it, add the host or its network to WEBHOOK_ALLOWLIST (docs/webhooks.md)';
+  return `the destination is refused: ${reason}${remedy}`;
+}
+
 /** Attempts kept per task: the list shows the latest. */
 export const DELIVERIES_KEPT = 100;
 /**

@@ -154,7 +154,7 @@ describe('codec endpoint for the Temporal Web UI', () => {
 
   it('names the field of a bad body', async () => {
     const cases: Array<[unknown, string]> = [
-      [{}, 'payloads: expected array'],
+      [{}, 'payloads: required'],
       [{ payloads: [{ data: 'not base64!' }] }, 'payloads.0.data: expected base64'],
       [{ payloads: [{ metadata: { encoding: 42 } }] }, 'payloads.0.metadata.encoding: expected base64'],
       [{ payloads: Array.from({ length: 1001 }, () => ({})) }, 'payloads: at most 1000 payloads per request'],

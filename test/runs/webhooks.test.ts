@@ -291,7 +291,7 @@ describe('runs: completion webhooks', function () {
     expect(run.status).to.equal('error');
     const [attempt] = await deliveries(api, 'private', 1);
     expect(attempt).to.deep.include({ run: 'p1', attempt: 1, status: 'refused' });
-    expect(attempt.error).to.equal('the destination is refused: 10.1.2.3 is a private address');
+    expect(attempt.error).to.equal('the destination is refused: 10.1.2.3 is a private address; to allow it, add the host or its network to WEBHOOK_ALLOWLIST (docs/webhooks.md)');
 
     const record = (await findRun(db.models, runWorkflowId({ owner: username, profile: 'default', task: 'private', run: 'p1' })))!;
     const handle = temporal.workflow.getHandle(webhookDeliveryWorkflowId(record._id, record.created_at.getTime()));

@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { stringify as toYaml } from 'yaml';
 import type { TaskView } from '../../http/presenters/task';
+import type { TaskWarning } from '../../http/routes/tasks/schema';
 import { seg } from './client';
 import { table, when, type Context } from './context';
 import { readObjectFile } from './input';
@@ -23,11 +24,15 @@ export function taskCommands(program: Command, ctx: Context) {
     .command('list')
     .description('list the tasks of one profile, or of every profile')
     .option('-p, --profile <name>', 'only this profile (default: every profile)')
-    .action(async (opts: { profile?: string }) => {
-      const tasks: TaskView[] = (await ctx.client().get(opts.profile === undefined ? '/api/tasks/~' : `/api/tasks/~/${seg(opts.profile)}`)).body;
+    .option('--deprecated', 'only the tasks on a model with an announced end of life: those that will stop working')
+    .action(async (opts: { profile?: string; deprecated?: boolean }) => {
+      const path = opts.profile === undefined ? '/api/tasks/~' : `/api/tasks/~/${seg(opts.profile)}`;
+      const tasks: TaskView[] = (await ctx.client().get(path, { query: { deprecated: opts.deprecated ? 'true' : undefined } })).body;
       ctx.print(tasks, () =>
         tasks.length === 0
-          ? 'no tasks'
+          ? opts.deprecated
+            ? 'no tasks on a deprecated model'
+            : 'no tasks'
           : table([
               ['TASK', 'RUNNER', 'MODIFIED'],
               ...tasks.map((t) => [t.slug.split('/').slice(1).join('/'), modelOf(t), when(t.modified_at)]),
@@ -41,6 +46,8 @@ export function taskCommands(program: Command, ctx: Context) {
     // PUT creates or replaces: `update` first checks the task is there, so a typo in its name creates nothing.
     if (mode === 'update') await client.get(taskPath(opts.profile, name));
     const res = await client.put(taskPath(opts.profile, name), { json: body });
+    // On stderr, --json or not: the save went through, and stdout stays the task.
+    for (const w of (res.body.warnings ?? []) as TaskWarning[]) ctx.stderr.write(`warning: ${w.field}: ${w.message}\n`);
     ctx.print(res.body, () => {
       const lines = [`${res.status === 201 ? 'created' : 'updated'} task ${res.body.slug} (${modelOf(res.body)})`];
       if (res.body.webhook?.secret) lines.push(`webhook secret (shown this once): ${res.body.webhook.secret}`);

@@ -63,7 +63,7 @@ type ErrorStatus = 400 | 401 | 403 | 404 | 405 | 409 | 413 | 415 | 429 | 503;
 
 const SAMPLE_ERRORS: Record<ErrorStatus, [code: string, message: string]> = {
   400: ['invalid_request', 'task: expected letters, digits, "_", "-" or "." (starting with a letter or digit), at most 64 characters'],
-  401: ['unauthorized', 'a valid session cookie (sessionId) is required'],
+  401: ['unauthorized', 'a session is required: `Authorization: Bearer <session id>` or the cookie `sessionId`'],
   403: ['forbidden', 'the signed URL is not valid'],
   404: ['not_found', 'task "default/haiku" not found'],
   405: ['method_not_allowed', 'method: PATCH is not allowed on this path (Allow: GET, HEAD)'],
@@ -95,7 +95,7 @@ const WRITES = new Set(['put', 'post', 'delete']);
 export function withSessionErrors(op: Operation): Operation {
   if (!op.session) return op;
   const more = errors({
-    401: 'No cookie, or an unknown, expired or revoked session',
+    401: 'No session (neither a Bearer token nor the cookie), or an unknown, expired or revoked one',
     ...(WRITES.has(op.method) ? { 429: 'Past `WRITE_LIMIT_PER_MINUTE` (`write_limit`); `Retry-After` says when to retry' } : {}),
     503: '`mongodb_unavailable` or `temporal_unavailable`: a dependency did not answer in time; `Retry-After: 1`',
   });

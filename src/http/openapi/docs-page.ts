@@ -6,6 +6,11 @@
 export const OPENAPI_PATH = '/api/openapi.json';
 export const DOCS_PATH = '/docs';
 export const ASSETS_PATH = `${DOCS_PATH}/assets`;
+/** The web console (docs/users-profiles-tasks.md, "Where to start"). */
+export const CONSOLE_PATH = '/console';
+
+/** `GET /`: where a person or a client goes from the bare origin. */
+export const ROOT_LINKS = { docs: DOCS_PATH, console: CONSOLE_PATH, openapi: OPENAPI_PATH, health: '/healthz' } as const;
 
 /** The package files the page uses, by name, with their content types. */
 export const PACKAGE_ASSETS = {

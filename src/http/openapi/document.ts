@@ -1,5 +1,6 @@
 import { createDocument, type ZodOpenApiPathsObject } from 'zod-openapi';
 import type { Config } from '../../config';
+import { approvalOperations } from './approvals';
 import { withSessionErrors } from './common';
 import { toZodOpenApi, type Operation } from './operation';
 import { operatorOperations } from './operator';
@@ -22,6 +23,7 @@ export function apiOperations(config: Config): Operation[] {
     ...userProfileOperations(),
     ...taskOperations(config),
     ...runOperations(),
+    ...approvalOperations(),
     ...signedOperations(),
     ...scheduleOperations(),
     ...servletOperations(),
@@ -59,7 +61,7 @@ export function buildOpenApiDocument(config: Config): Record<string, unknown> {
       title: 'Prompt task runner API',
       version: API_VERSION,
       description:
-        'Mustache prompt tasks run on OpenAI or Anthropic, one Temporal workflow per run. Every `/api/...` request needs `Cookie: sessionId=<id>` (`npm run session -- create --user NAME`); `~` in a path is the session user. Errors are `{"error": {"code", "message"}}`, the message naming the field.',
+        'Mustache prompt tasks run on OpenAI or Anthropic, one Temporal workflow per run. Every `/api/...` request needs a session id (`npm run session -- create --user NAME`), as `Authorization: Bearer <id>` or `Cookie: sessionId=<id>`; `~` in a path is the session user. Errors are `{"error": {"code", "message"}}`, the message naming the field.',
       license: { name: 'Apache-2.0', identifier: 'Apache-2.0' },
     },
     tags: TAGS,
@@ -67,6 +69,7 @@ export function buildOpenApiDocument(config: Config): Record<string, unknown> {
     components: {
       securitySchemes: {
         session: { type: 'apiKey', in: 'cookie', name: 'sessionId', description: 'A session id, `ptr/<user>/<random>`' },
+        sessionBearer: { type: 'http', scheme: 'bearer', description: 'The same session id as a Bearer token, for clients other than browsers' },
         codecToken: { type: 'http', scheme: 'bearer', description: 'CODEC_TOKEN' },
       },
     },

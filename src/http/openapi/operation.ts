@@ -45,7 +45,7 @@ export interface Operation {
   summary: string;
   description?: string;
   tags: string[];
-  /** Needs `Cookie: sessionId=<id>`; otherwise `security` says what it takes (nothing by default). */
+  /** Needs a session (`Cookie: sessionId=<id>` or `Authorization: Bearer <id>`); otherwise `security` says what it takes (nothing by default). */
   session: boolean;
   security?: Array<Record<string, string[]>>;
   params?: { path?: ZodObjectInput; query?: ZodObjectInput; header?: ZodObjectInput };
@@ -80,7 +80,7 @@ export function toZodOpenApi(op: Operation): ZodOpenApiOperationObject {
     summary: op.summary,
     ...(op.description ? { description: op.description } : {}),
     tags: op.tags,
-    security: op.session ? [{ session: [] }] : (op.security ?? []),
+    security: op.session ? [{ session: [] }, { sessionBearer: [] }] : (op.security ?? []),
     ...(op.params ? { requestParams: op.params } : {}),
     ...(body
       ? {

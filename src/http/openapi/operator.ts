@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { codecBody } from '../routes/codec/schema';
 import { errors } from './common';
-import { ASSET_NAMES, ASSETS_PATH, DOCS_PATH, OPENAPI_PATH } from './docs-page';
+import { ASSET_NAMES, ASSETS_PATH, DOCS_PATH, OPENAPI_PATH, ROOT_LINKS } from './docs-page';
 import type { Operation } from './operation';
 
 /** No session: health, readiness, metrics, the codec server of the Temporal Web UI, and this document. */
@@ -93,6 +93,28 @@ export function operatorOperations(): Operation[] {
       responses: { 200: { description: 'Prometheus text', type: 'text/plain; version=0.0.4', schema: z.string() } },
     },
     ...codecOperations(),
+    {
+      method: 'get',
+      path: '/',
+      summary: 'Where to go from here',
+      description: 'Links to the documentation page, the console, this document and liveness.',
+      tags: ['docs'],
+      session: false,
+      responses: {
+        200: {
+          description: 'The links',
+          schema: z.object({
+            service: z.literal('prompt-task-runner'),
+            version: z.string(),
+            docs: z.string().meta({ description: 'The API’s documentation page (Swagger UI)' }),
+            console: z.string().meta({ description: 'The web console' }),
+            openapi: z.string().meta({ description: 'This document' }),
+            health: z.string(),
+          }),
+          examples: { links: { summary: 'The links', value: { service: 'prompt-task-runner', version: '0.1.0', ...ROOT_LINKS } } },
+        },
+      },
+    },
     {
       method: 'get',
       path: OPENAPI_PATH,

@@ -7,13 +7,13 @@ import type { Operation } from './operation';
 
 /** Signed URLs (docs/runs.md, "Signed URLs"): issued and revoked with a session, triggered without one. */
 
-const SIGNED_URL = 'http://127.0.0.1:8080/signed/tasks/alice/default/haiku?id=Xq2v0s8rVb4&iat=1795451310882&exp=1826987310&sig=3kq2lKu7CqgZ0x1f2n8';
+const SIGNED_URL = 'http://127.0.0.1:8080/signed/tasks/alice/default/haiku?id=Xq2v0s8rVb4&iat=1795451310882&exp=1826987310882&sig=3kq2lKu7CqgZ0x1f2n8';
 
 /** As store/signed-urls.ts `parseSignedUrl` reads it. */
 const signedQuery = z.object({
   id: z.string().min(1).meta({ description: 'The URL’s id' }),
   iat: z.string().regex(IAT_PATTERN).meta({ description: 'Issued at (milliseconds since the epoch)' }),
-  exp: z.string().regex(EXP_PATTERN).meta({ description: 'Expires at (seconds since the epoch)' }),
+  exp: z.string().regex(EXP_PATTERN).meta({ description: 'Expires at (milliseconds since the epoch, as `iat`; seconds in URLs issued before 2026-11-27, which still work)' }),
   sig: z.string().min(1).meta({ description: 'HMAC-SHA256 with SIGNING_SECRET' }),
 });
 

@@ -1,10 +1,11 @@
 import { z } from 'zod';
 import type { Config } from '../../config';
+import { modelDeprecation } from '../../model-deprecations';
 import { RUNNERS } from '../../store/tasks';
 import { LIST_DEFAULT_LIMIT, pageQuery } from '../presenters/page';
 import { taskView } from '../presenters/task';
 import { deliveriesView } from '../presenters/webhook-deliveries';
-import { contractHead, limitsSchema, parseTaskBody, profileParams, runnerObject, shortForm, taskParams, type Variant } from '../routes/tasks/schema';
+import { contractHead, limitsSchema, listQuery, parseTaskBody, profileParams, runnerObject, shortForm, taskParams, taskWarning, type Variant } from '../routes/tasks/schema';
 import { errors, linkHeader, pathParams, user, VARIANT_A_PROFILE } from './common';
 import type { Example, Operation } from './operation';
 
@@ -26,11 +27,11 @@ function taskBody(variant: Variant, config: Config) {
 }
 
 function taskExamples(variant: Variant, config: Config): Record<string, Example> {
-  const model = variant === 'A' ? config.VARIANT_A_MODEL : 'gpt-4o-mini';
+  const model = variant === 'A' ? config.VARIANT_A_MODEL : config.OPENAI_DEFAULT_MODEL;
   const examples: Record<string, Example> = {
     contract: {
       summary: 'Contract form',
-      value: { runner: 'openai', openai: { prompt: 'Write a haiku about {{ topic }}', model, max_tokens: 200 }, settings: { key: 'sk-...' } },
+      value: { runner: 'openai', openai: { prompt: 'Write a haiku about {{ topic }}', model, max_tokens: 200 }, settings: { key: 'sk-proj-Zx81TQ0bLw3Ks9vDmE2a' } },
     },
     short: { summary: 'Short form (the Python client)', value: { provider: 'openai', prompt: 'Write a haiku about {{ topic }}', model } },
     limitsAndWebhook: {
@@ -46,11 +47,14 @@ function taskExamples(variant: Variant, config: Config): Record<string, Example>
   if (variant === 'B') {
     examples.anthropic = {
       summary: 'Anthropic',
-      value: { runner: 'anthropic', anthropic: { prompt: 'Summarise {{ text }}', model: 'claude-sonnet-4-5', max_tokens: 1000 } },
+      value: { runner: 'anthropic', anthropic: { prompt: 'Summarise {{ text }}', model: config.ANTHROPIC_DEFAULT_MODEL, max_tokens: 1000 } },
     };
   }
   return examples;
 }
+
+/** A save's answer: the task, and `warnings` only when there is one to give. */
+const savedTask = taskView.extend({ warnings: z.array(taskWarning).optional().meta({ description: 'Present only when there is a warning: the task’s model has an announced end of life' }) });
 
 const taskExample = (profile: string) => ({
   name: 'haiku',
@@ -75,16 +79,31 @@ export function taskOperations(config: Config): Operation[] {
     const task = `${base}/{task}`;
     const which = variant === 'A' ? 'Variant A (the default profile; runner openai, one model)' : 'Variant B (any profile, any runner and model)';
     const one = { 200: { description: 'The task', schema: taskView, examples: { haiku: { summary: 'A task', value: taskExample(profile) } } } };
+    const saved = {
+      description: 'The task',
+      schema: savedTask,
+      examples: {
+        haiku: { summary: 'A task', value: taskExample(profile) },
+        deprecated: {
+          summary: 'A task on a model with an announced end of life',
+          value: {
+            ...taskExample(profile),
+            openai: { prompt: 'Write a haiku about {{ topic }}', model: 'gpt-5-mini' },
+            warnings: [{ code: 'model_deprecated', field: 'openai.model', ...modelDeprecation('openai', 'gpt-5-mini')! }],
+          },
+        },
+      },
+    };
     ops.push(
       {
         method: 'get',
         path: base,
         summary: variant === 'A' ? 'Tasks of the default profile' : 'Tasks of a profile',
-        description: `${which}. Oldest first.`,
+        description: `${which}. Oldest first. \`?deprecated=true\`: only the tasks on a model with an announced end of life.`,
         tags,
         session: true,
-        params: { path: listParams, query: pageQuery(LIST_DEFAULT_LIMIT) },
-        responses: { 200: { description: 'The tasks', schema: z.array(taskView), headers: linkHeader }, ...errors({ 400: 'A bad name, `limit` or `cursor`', 404: 'No such profile' }) },
+        params: { path: listParams, query: pageQuery(LIST_DEFAULT_LIMIT).extend(listQuery.shape) },
+        responses: { 200: { description: 'The tasks', schema: z.array(taskView), headers: linkHeader }, ...errors({ 400: 'A bad name, `limit`, `cursor` or `deprecated`', 404: 'No such profile' }) },
       },
       {
         method: 'get',
@@ -106,10 +125,10 @@ export function taskOperations(config: Config): Operation[] {
         params: { path: params },
         body: { schema: taskBody(variant, config), examples: taskExamples(variant, config), check: (value) => parseTaskBody(value as Record<string, unknown>, variant, config) },
         responses: {
-          200: { ...one[200], description: 'Updated' },
-          201: { ...one[200], description: 'Created' },
+          200: { ...saved, description: 'Updated' },
+          201: { ...saved, description: 'Created' },
           ...errors({
-            400: '`invalid_request` naming the field, `invalid_template`, `missing_key`, `invalid_json`, `json_too_deep`',
+            400: '`invalid_request` naming the field (a placeholder `settings.key` such as `sk-...` included), `invalid_template`, `missing_key`, `invalid_json`, `json_too_deep`',
             404: 'No such profile, or another user',
             409: ['`task_busy`: concurrent saves; retry', 'task_busy', 'task "haiku" is being changed by another request; try again'],
             413: 'A body over `BODY_LIMIT_BYTES`',
@@ -160,11 +179,11 @@ export function taskOperations(config: Config): Operation[] {
     method: 'get',
     path: '/api/tasks/{user}',
     summary: 'Tasks of every profile',
-    description: 'Variant B. By profile, then oldest first.',
+    description: 'Variant B. By profile, then oldest first. `?deprecated=true`: only the tasks on a model with an announced end of life.',
     tags,
     session: true,
-    params: { path: z.object({ user }), query: pageQuery(LIST_DEFAULT_LIMIT) },
-    responses: { 200: { description: 'The tasks', schema: z.array(taskView), headers: linkHeader }, ...errors({ 400: 'A bad `limit` or `cursor`', 404: 'Another user' }) },
+    params: { path: z.object({ user }), query: pageQuery(LIST_DEFAULT_LIMIT).extend(listQuery.shape) },
+    responses: { 200: { description: 'The tasks', schema: z.array(taskView), headers: linkHeader }, ...errors({ 400: 'A bad `limit`, `cursor` or `deprecated`', 404: 'Another user' }) },
   });
   return ops;
 }

@@ -6,8 +6,8 @@ import type { Context } from 'koa';
 import { notFound } from '../../../errors';
 import type { AppDeps } from '../../deps';
 import { etagFresh } from '../../not-modified';
-import { buildOpenApiDocument } from '../../openapi/document';
-import { ASSET_NAMES, ASSETS_PATH, DOCS_CSP, DOCS_HTML, DOCS_PATH, INIT_ASSET, INIT_SCRIPT, OPENAPI_PATH, PACKAGE_ASSETS } from '../../openapi/docs-page';
+import { API_VERSION, buildOpenApiDocument } from '../../openapi/document';
+import { ASSET_NAMES, ASSETS_PATH, DOCS_CSP, DOCS_HTML, DOCS_PATH, INIT_ASSET, INIT_SCRIPT, OPENAPI_PATH, PACKAGE_ASSETS, ROOT_LINKS } from '../../openapi/docs-page';
 
 /** The installed package's files: served from node_modules, never from a CDN. */
 const PACKAGE_DIR = path.dirname(require.resolve('swagger-ui-dist/package.json'));
@@ -37,7 +37,7 @@ function send(ctx: Context, file: Served, cacheControl: string) {
 }
 
 /**
- * No session: `GET /api/openapi.json` (the OpenAPI 3.1 document, built once from the routes' zod schemas and this
+ * No session: `GET /` (JSON pointing to the docs page, the console and the document), `GET /api/openapi.json` (the OpenAPI 3.1 document, built once from the routes' zod schemas and this
  * server's config), `GET /docs` (Swagger UI reading it) and the page's files under `/docs/assets/`.
  */
 export function docsRouter(deps: Pick<AppDeps, 'config'>): Router {
@@ -59,6 +59,10 @@ export function docsRouter(deps: Pick<AppDeps, 'config'>): Router {
     }
     return found;
   };
+
+  router.get('/', (ctx) => {
+    ctx.body = { service: 'prompt-task-runner', version: API_VERSION, ...ROOT_LINKS };
+  });
 
   router.get(OPENAPI_PATH, (ctx) => {
     document ??= served('application/json; charset=utf-8', JSON.stringify(buildOpenApiDocument(deps.config)));

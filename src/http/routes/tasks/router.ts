@@ -1,5 +1,6 @@
 import Router, { type RouterContext } from '@koa/router';
 import { notFound } from '../../../errors';
+import { modelDeprecation } from '../../../model-deprecations';
 import { DEFAULT_PROFILE, getProfile } from '../../../store/profiles';
 import { deleteTaskCascade } from '../../../temporal/task-cascade';
 import { findTask, listTasks, saveTask, type TaskRef } from '../../../store/tasks';
@@ -9,7 +10,7 @@ import { pageRequest, sendPage } from '../../presenters/page';
 import { presentTask } from '../../presenters/task';
 import { parse } from '../../validate';
 import { ownerFromPath } from '../users/owner';
-import { parseTaskBody, profileParams, taskParams, type Variant } from './schema';
+import { listQuery, parseTaskBody, profileParams, taskParams, type TaskWarning, type Variant } from './schema';
 
 type Ctx = RouterContext<AuthState>;
 
@@ -44,8 +45,14 @@ export function tasksRouter(deps: AppDeps, on: { saved?: (ref: TaskRef) => void;
     on.saved?.(ref);
     ctx.status = created ? 201 : 200;
     const body = presentTask(task);
+    const warnings = taskWarnings(task);
     // A webhook secret the server made is shown in this answer only (docs/webhooks.md).
-    ctx.body = webhookSecret && body.webhook ? { ...body, webhook: { ...body.webhook, secret: webhookSecret } } : body;
+    ctx.body = {
+      ...body,
+      ...(webhookSecret && body.webhook ? { webhook: { ...body.webhook, secret: webhookSecret } } : {}),
+      // Only when there is one: clients that know nothing of warnings see the body they always saw.
+      ...(warnings.length > 0 ? { warnings } : {}),
+    };
   };
 
   /** `GET <task path>/webhook/deliveries`: the task's latest webhook delivery attempts, newest first. */
@@ -70,7 +77,8 @@ export function tasksRouter(deps: AppDeps, on: { saved?: (ref: TaskRef) => void;
       const p = parse(profileParams, { profile });
       await getProfile(models, owner, p.profile);
     }
-    sendPage(ctx, await listTasks(models, owner, profile, pageRequest(ctx)), presentTask);
+    const { deprecated } = parse(listQuery, { deprecated: ctx.query.deprecated }, 'query');
+    sendPage(ctx, await listTasks(models, owner, profile, pageRequest(ctx), { deprecated: deprecated === 'true' }), presentTask);
   };
 
   // Variant A: the default profile is fixed in the path.
@@ -89,4 +97,10 @@ export function tasksRouter(deps: AppDeps, on: { saved?: (ref: TaskRef) => void;
   router.get('/tasks/:user/:profile/:task/webhook/deliveries', (ctx) => webhookDeliveries(ctx, ctx.params.profile));
 
   return router;
+}
+
+/** What a save answers beside the task: its model's announced end of life, if it has one. */
+function taskWarnings(task: { runner: string; model: string }): TaskWarning[] {
+  const deprecation = modelDeprecation(task.runner, task.model);
+  return deprecation ? [{ code: 'model_deprecated', field: `${task.runner}.model`, ...deprecation }] : [];
 }

@@ -20,15 +20,40 @@ export const KEY_MAX_LENGTH = 1000;
 export const taskParams = z.object({ profile: nameSchema, task: nameSchema });
 export const profileParams = z.object({ profile: nameSchema });
 
+/** `?deprecated=true`: only the tasks whose model has an announced end of life (src/model-deprecations.ts). */
+export const listQuery = z.object({
+  deprecated: z.enum(['true', 'false'], { error: 'expected "true" or "false"' }).optional().meta({ description: '`true`: only the tasks on a model with an announced end of life' }),
+});
+
+/** A save's answer carries these beside the task when its model is deprecated; no `warnings` key otherwise. */
+export const taskWarning = z
+  .object({
+    code: z.literal('model_deprecated'),
+    field: z.string().meta({ description: '`openai.model` or `anthropic.model`' }),
+    end_of_life: z.iso.date().meta({ description: 'The day the provider stops serving the model' }),
+    message: z.string(),
+  })
+  .meta({ id: 'TaskWarning' });
+export type TaskWarning = z.infer<typeof taskWarning>;
+
 const runnerEnum = (runners: readonly Runner[]) =>
   z.enum(runners as [Runner, ...Runner[]], { error: `expected ${runners.map((r) => `"${r}"`).join(' or ')}` });
 
 const maxTokens = z.number().int().positive().max(1_000_000).optional();
 const model = z.string().min(1).max(MODEL_MAX_LENGTH);
 
+/**
+ * A key copied from an example rather than a provider: `sk-...`, `sk-…`, `<your key>`, `your-api-key`. Stored, it
+ * would override the operator's key and fail every run with a 401 from the provider.
+ */
+export function isPlaceholderKey(key: string): boolean {
+  return key.includes('...') || key.includes('…') || /^\s*<.*>\s*$/s.test(key) || /your.*key/is.test(key);
+}
+const PLACEHOLDER_KEY = 'a placeholder from an example, not a provider key: set your own key, or leave settings.key out to use the server\'s';
+
 /** `key`: a string sets it, null drops it, absent keeps the stored one (store/tasks.ts KeyChange). */
 const settings = z
-  .object({ key: z.string().min(1).max(KEY_MAX_LENGTH).nullable().optional() })
+  .object({ key: z.string().min(1).max(KEY_MAX_LENGTH).refine((key) => !isPlaceholderKey(key), { error: PLACEHOLDER_KEY }).nullable().optional() })
   .nullable()
   .optional();
 
@@ -66,24 +91,39 @@ type TaskBodyConfig = Pick<
   'VARIANT_A_MODEL' | 'OPENAI_DEFAULT_MODEL' | 'ANTHROPIC_DEFAULT_MODEL' | 'TEMPLATE_MAX_BYTES' | 'TEMPLATE_MAX_DEPTH' | 'RUN_MAX_TURNS' | 'RUN_TIMEOUT_MS' | 'RUN_MAX_TOTAL_TOKENS'
 >;
 
+/** Fields of the runner object a body may put in `limits` by mistake. */
+const RUNNER_FIELDS = new Set(Object.keys(runnerObject.shape));
+
+/** `limits: unknown field "max_tokens"; max_tokens belongs in openai.max_tokens` (the body's runner, when known). */
+function limitsKeysMessage(keys: readonly PropertyKey[], runner: Runner | undefined): string {
+  const names = keys.map(String);
+  const unknown = `unknown field${names.length === 1 ? '' : 's'} ${names.map((k) => `"${k}"`).join(', ')}`;
+  const misplaced = names.filter((k) => RUNNER_FIELDS.has(k));
+  if (misplaced.length === 0) return `${unknown}; limits takes max_turns, timeout_s and max_total_tokens`;
+  const where = (k: string) => (runner ? `${runner}.${k}` : RUNNERS.map((r) => `${r}.${k}`).join(' or '));
+  return `${unknown}; ${misplaced.map((k) => `${k} belongs in ${where(k)}`).join(', ')}`;
+}
+
 /** `limits`, each within the server's ceiling: over one is a 400 naming the field and the ceiling. */
-export const limitsSchema = (config: TaskBodyConfig) => {
+export const limitsSchema = (config: TaskBodyConfig, runner?: Runner) => {
   const timeoutCeiling = Math.floor(config.RUN_TIMEOUT_MS / 1000);
   const tokens = z.number().int().positive();
   return z
-    .object({
-      max_turns: z.number().int().positive().max(config.RUN_MAX_TURNS, { error: `at most ${config.RUN_MAX_TURNS}, this server's RUN_MAX_TURNS` }).optional(),
-      timeout_s: z.number().int().positive().max(timeoutCeiling, { error: `at most ${timeoutCeiling} s, this server's RUN_TIMEOUT_MS` }).optional(),
-      max_total_tokens: (config.RUN_MAX_TOTAL_TOKENS ? tokens.max(config.RUN_MAX_TOTAL_TOKENS, { error: `at most ${config.RUN_MAX_TOTAL_TOKENS}, this server's RUN_MAX_TOTAL_TOKENS` }) : tokens).optional(),
-    })
-    .strict()
+    .strictObject(
+      {
+        max_turns: z.number().int().positive().max(config.RUN_MAX_TURNS, { error: `at most ${config.RUN_MAX_TURNS}, this server's RUN_MAX_TURNS` }).optional(),
+        timeout_s: z.number().int().positive().max(timeoutCeiling, { error: `at most ${timeoutCeiling} s, this server's RUN_TIMEOUT_MS` }).optional(),
+        max_total_tokens: (config.RUN_MAX_TOTAL_TOKENS ? tokens.max(config.RUN_MAX_TOTAL_TOKENS, { error: `at most ${config.RUN_MAX_TOTAL_TOKENS}, this server's RUN_MAX_TOTAL_TOKENS` }) : tokens).optional(),
+      },
+      { error: (issue) => (issue.code === 'unrecognized_keys' ? limitsKeysMessage(issue.keys, runner) : undefined) },
+    )
     .nullable()
     .optional();
 };
 
 /** The task's limits from a body (`limits`), null when it sets none. */
-function parseLimits(body: Record<string, unknown>, config: TaskBodyConfig): TaskLimits | null {
-  const limits = parse(limitsSchema(config), body.limits, 'limits');
+function parseLimits(body: Record<string, unknown>, config: TaskBodyConfig, runner: Runner): TaskLimits | null {
+  const limits = parse(limitsSchema(config, runner), body.limits, 'limits');
   if (!limits) return null;
   const set = Object.fromEntries(Object.entries(limits).filter(([, v]) => v !== undefined)) as TaskLimits;
   return Object.keys(set).length > 0 ? set : null;
@@ -104,7 +144,7 @@ export function parseTaskBody(body: Record<string, unknown>, variant: Variant, c
   if (variant === 'A') requireVariantAModel(obj.model, `${head.runner}.model`, config);
   checkTemplate(obj.prompt, `${head.runner}.prompt`, config);
   return {
-    spec: { runner: head.runner, model: obj.model, prompt: obj.prompt, max_tokens: obj.max_tokens ?? null, limits: parseLimits(body, config) },
+    spec: { runner: head.runner, model: obj.model, prompt: obj.prompt, max_tokens: obj.max_tokens ?? null, limits: parseLimits(body, config, head.runner) },
     key: head.settings?.key,
     webhook: head.webhook,
   };
@@ -116,7 +156,7 @@ function parseShortForm(body: Record<string, unknown>, runners: readonly Runner[
   const chosen = b.model ?? defaultModel;
   if (variant === 'A') requireVariantAModel(chosen, 'model', config);
   checkTemplate(b.prompt, 'prompt', config);
-  return { spec: { runner: b.provider, model: chosen, prompt: b.prompt, max_tokens: b.max_tokens ?? null, limits: parseLimits(body, config) }, key: b.settings?.key, webhook: b.webhook };
+  return { spec: { runner: b.provider, model: chosen, prompt: b.prompt, max_tokens: b.max_tokens ?? null, limits: parseLimits(body, config, b.provider) }, key: b.settings?.key, webhook: b.webhook };
 }
 
 function requireVariantAModel(value: string, field: string, config: TaskBodyConfig) {

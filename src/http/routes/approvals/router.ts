@@ -1,0 +1,29 @@
+import Router from '@koa/router';
+import { pendingApprovals } from '../../../store/approvals';
+import type { AppDeps, AuthState } from '../../deps';
+import { parse } from '../../validate';
+import { runUrlB } from '../runs/router';
+import { ownerFromPath } from '../users/owner';
+import { approvalsQuery, type ApprovalsView } from './schema';
+
+/** `GET /api/approvals/:user`: the tool calls waiting for the user's decision across their runs (docs/runs.md). */
+export function approvalsRouter(deps: AppDeps): Router<AuthState> {
+  const router = new Router<AuthState>();
+  router.get('/approvals/:user', async (ctx) => {
+    const owner = ownerFromPath(ctx, ctx.params.user, `user "${ctx.params.user}"`);
+    const only = parse(approvalsQuery, { profile: ctx.query.profile, task: ctx.query.task }, 'query');
+    const pending = await pendingApprovals(deps.db.models, owner, only);
+    const body: ApprovalsView = {
+      approvals: pending.map((a) => ({
+        run_url: runUrlB(deps.config.PUBLIC_URL, a.run.owner, a.run.profile, a.run.task, a.run.run),
+        kind: 'approval',
+        id: a.id,
+        tool: a.tool,
+        arguments: a.arguments,
+        asked_at: a.asked_at.toISOString(),
+      })),
+    };
+    ctx.body = body;
+  });
+  return router;
+}

@@ -1,0 +1,55 @@
+import type { ApprovalEntry, HeldEntry, RunIdentity } from '../contract/types';
+import type { Models } from './models';
+import { loadText, resolveEntry, StoredContentMissing } from './run-content';
+import { entryCount, readEntries, recordIdentity, type RunRecord } from './runs';
+
+/** A tool call a person must decide, of one of the owner's runs. */
+export interface PendingApproval {
+  run: RunIdentity;
+  id: string;
+  tool: string;
+  arguments: Record<string, unknown>;
+  /** When the run last changed: the workflow records the ask and nothing else until it is decided. */
+  asked_at: Date;
+}
+
+/**
+ * At most this many pending runs are looked at per call, oldest change first: a user past it has a backlog no one
+ * reads through in one list anyway, and each page after the first of a run's entries costs a read.
+ */
+export const PENDING_RUNS_SCANNED = 1000;
+
+type Scanned = Pick<RunRecord, '_id' | 'owner' | 'profile' | 'task' | 'name' | 'results' | 'entry_count' | 'modified_at'>;
+
+/**
+ * The owner's tool calls waiting for a decision, oldest first, optionally of one profile and task. A run waits when
+ * its record is `pending` and its last entry asks for an approval (workflows/run-task.ts records both together, and
+ * one call at a time). This scans the owner's pending runs (no index serves `status`; FerretDB scans for any filter
+ * but `_id` anyway), PENDING_RUNS_SCANNED at most. A run whose last entry is no longer stored (deleted meanwhile) is
+ * left out.
+ */
+export async function pendingApprovals(models: Models, owner: string, only: { profile?: string; task?: string } = {}): Promise<PendingApproval[]> {
+  const where: Record<string, unknown> = { owner, status: 'pending' };
+  if (only.profile !== undefined) where.profile = only.profile;
+  if (only.task !== undefined) where.task = only.task;
+  const runs = await models.Run.find(where, { owner: 1, profile: 1, task: 1, name: 1, results: 1, entry_count: 1, modified_at: 1 })
+    .sort({ modified_at: 1, _id: 1 })
+    .limit(PENDING_RUNS_SCANNED)
+    .lean<Scanned[]>();
+  const asked = await Promise.all(runs.map((run) => lastApproval(models, run)));
+  return asked.filter((a): a is PendingApproval => a !== undefined);
+}
+
+async function lastApproval(models: Models, run: Scanned): Promise<PendingApproval | undefined> {
+  const count = entryCount(run);
+  if (count === 0) return undefined;
+  try {
+    const [last] = await readEntries(models, run, count - 1, count);
+    if (!last || !('approval' in last)) return undefined;
+    const entry = (await resolveEntry(last as HeldEntry, (text) => loadText(models, text))) as ApprovalEntry;
+    return { run: recordIdentity(run), id: entry.approval.id, tool: entry.approval.tool, arguments: entry.approval.arguments, asked_at: run.modified_at };
+  } catch (err) {
+    if (err instanceof StoredContentMissing) return undefined;
+    throw err;
+  }
+}
