@@ -47,14 +47,17 @@ export interface TaskSchedule {
   name: string;
   cron?: string;
   every?: string;
-  timezone: string;
+  /** With `cron` only: an interval does not depend on one. */
+  timezone?: string;
   paused: boolean;
   payload: Record<string, unknown>;
+  /** None while paused (Temporal computes them as if it were not). */
   nextActionTimes: Date[];
   /** The runs of its latest actions (a run whose task was gone at that time does not exist). */
   recentRuns: Array<{ run: string; scheduledAt: Date }>;
   createdAt: Date;
-  updatedAt?: Date;
+  /** Its last PUT (its creation until a PUT changes it). */
+  modifiedAt: Date;
 }
 
 /** Schedules one task may have: a list describes each of them. */
@@ -189,14 +192,13 @@ export async function readTaskSchedule(deps: Deps, ref: TaskScheduleRef): Promis
   const memo = (action.memo ?? {}) as { cron?: string; every?: string };
   return {
     name: ref.schedule,
-    ...(memo.cron !== undefined ? { cron: memo.cron } : { every: memo.every }),
-    timezone: d.spec.timezone || 'UTC',
+    ...(memo.cron !== undefined ? { cron: memo.cron, timezone: d.spec.timezone || 'UTC' } : { every: memo.every }),
     paused: d.state.paused,
     payload: input.payload ?? {},
-    nextActionTimes: d.info.nextActionTimes.slice(0, NEXT_ACTION_TIMES),
+    nextActionTimes: d.state.paused ? [] : d.info.nextActionTimes.slice(0, NEXT_ACTION_TIMES),
     recentRuns: d.info.recentActions.map((a) => ({ run: scheduledRunName(ref.schedule, a.scheduledAt), scheduledAt: a.scheduledAt })),
     createdAt: d.info.createdAt,
-    updatedAt: d.info.lastUpdatedAt,
+    modifiedAt: d.info.lastUpdatedAt ?? d.info.createdAt,
   };
 }
 
