@@ -13,26 +13,12 @@ import type { Dependency } from '../errors';
 export class RequestCalls {
   private readonly open = new Map<number, { dependency: Dependency; since: number }>();
   private next = 0;
-  /**
-   * A MongoDB cursor (find, aggregate) is made at once and its documents come later, unseen: it counts as a call in
-   * flight from its making until the request's next MongoDB operation starts or ends.
-   */
-  private cursorSince: number | undefined;
 
-  /** Notes a call starting now; the function returned notes its end. */
+  /** Notes a call starting now; the function returned notes its end (once, however often it is called). */
   begin(dependency: Dependency): () => void {
     const id = this.next++;
     this.open.set(id, { dependency, since: Date.now() });
-    if (dependency === 'mongodb') this.cursorSince = undefined;
     return () => this.open.delete(id);
-  }
-
-  cursorMade(): void {
-    this.cursorSince = Date.now();
-  }
-
-  clearCursor(): void {
-    this.cursorSince = undefined;
   }
 
   /** The dependency of the request's oldest call that has been waiting at least `ms`, if any. */
@@ -40,7 +26,6 @@ export class RequestCalls {
     const before = Date.now() - ms;
     let oldest: { dependency: Dependency; since: number } | undefined;
     for (const call of this.open.values()) if (call.since <= before && (!oldest || call.since < oldest.since)) oldest = call;
-    if (this.cursorSince !== undefined && this.cursorSince <= before && (!oldest || this.cursorSince < oldest.since)) return 'mongodb';
     return oldest?.dependency;
   }
 }
@@ -69,11 +54,16 @@ export function requestCallsInterceptor(): Interceptor {
   };
 }
 
-type OperationEvent = { _id: { toString(): string }; method: string; error?: unknown };
-const CURSOR_METHODS = new Set(['find', 'aggregate', 'listIndexes', 'listCollections']);
+type OperationEvent = { _id: { toString(): string }; method: string; result?: unknown };
+type Cursor = { once(event: 'close', listener: () => void): unknown };
+const isCursor = (value: unknown): value is Cursor => typeof (value as Partial<Cursor> | null)?.once === 'function';
 const watched = new WeakSet<Connection>();
 
-/** Notes each MongoDB operation made within a request on `conn` (once per connection, whatever number of apps share it). */
+/**
+ * Notes each MongoDB operation made within a request on `conn` (once per connection, whatever number of apps share
+ * it). A cursor (find, aggregate) is made at once and its documents come later: it is a call until the driver closes
+ * it (read to its end, failed, or closed), which a cursor left unread never is.
+ */
 export function watchRequestCalls(conn: Connection): void {
   if (watched.has(conn)) return;
   watched.add(conn);
@@ -87,8 +77,7 @@ export function watchRequestCalls(conn: Connection): void {
     const call = open.get(id);
     if (!call) return;
     open.delete(id);
-    call.end();
-    if (CURSOR_METHODS.has(op.method) && !('error' in op)) call.calls.cursorMade();
-    else call.calls.clearCursor();
+    if (isCursor(op.result)) op.result.once('close', call.end);
+    else call.end();
   });
 }
