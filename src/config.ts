@@ -173,6 +173,12 @@ const schema = z.object({
    * for webhooks only: servlets never see these holes, and webhooks do not get NETWORK_ALLOWLIST's.
    */
   WEBHOOK_ALLOWLIST: list,
+  /** Longest a client may take to send a whole request, headers and body (408 `request_timeout` past it; raise it for slow module uploads). */
+  REQUEST_TIMEOUT_MS: z.coerce.number().int().min(1_000).max(600_000).default(30_000),
+  /** Connections open at once from one client address (429 `too_many_connections` past it; behind a proxy, the proxy's address); 0: off. */
+  CONNECTIONS_PER_ADDRESS: z.coerce.number().int().min(0).default(64),
+  /** A request still waiting on MongoDB or Temporal this long after its body was read is answered 503 naming it; 0: off. */
+  REQUEST_DEADLINE_MS: z.coerce.number().int().min(0).max(600_000).default(5_000),
 });
 
 export type Config = Omit<z.infer<typeof schema>, 'PUBLIC_URL' | 'VARIANT_A_MODEL'> & {

@@ -5,7 +5,7 @@ import { connectDb } from './store/connect';
 import { keyringFromConfig } from './store/secrets';
 import { connectTemporal } from './temporal/client';
 import { createApp } from './http/app';
-import { answerClientErrors } from './http/client-errors';
+import { createApiServer } from './http/connection-limits';
 import { APP_CLOSING } from './http/routes/runs/events';
 
 /** Once the API stops, answers in flight have this long to finish; then their connections are cut. */
@@ -23,10 +23,10 @@ export async function startServer(config: Config) {
   const db = await connectDb(config.MONGO_URL, { timeoutMs: config.DEPENDENCY_TIMEOUT_MS });
   const temporal = await connectTemporal(config);
   const app = createApp({ config, logger, db, keyring: keyringFromConfig(config), temporal });
-  const server: Server = await new Promise((resolve, reject) => {
-    const s = app.listen(config.PORT, config.HOST, () => resolve(s));
-    answerClientErrors(s);
-    s.once('error', reject);
+  const server: Server = createApiServer(app.callback(), { requestTimeoutMs: config.REQUEST_TIMEOUT_MS, perAddress: config.CONNECTIONS_PER_ADDRESS });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(config.PORT, config.HOST, () => resolve());
   });
   logger.info({ url: config.PUBLIC_URL }, 'API listening');
   let closing: Promise<void> | undefined;

@@ -5,6 +5,7 @@ import type { AppDeps } from './deps';
 import { AppError } from '../errors';
 import { errorHandler } from './middleware/errors';
 import { jsonBody } from './middleware/body';
+import { requestDeadline } from './middleware/deadline';
 import { requireSession } from './middleware/auth';
 import { accessLog } from './middleware/access-log';
 import { requestMetrics } from './middleware/metrics';
@@ -99,6 +100,7 @@ export function createApp(deps: AppDeps): Koa {
   app.use(errorHandler(deps.logger));
   app.use(moduleUploadBypass());
   app.use(jsonBody({ maxBytes: deps.config.BODY_LIMIT_BYTES, maxDepth: deps.config.JSON_MAX_DEPTH }));
+  app.use(requestDeadline({ conn: deps.db.conn, logger: deps.logger, deadlineMs: deps.config.REQUEST_DEADLINE_MS }));
   app.use(knownMethods());
   app.use(open.routes());
   app.use(allowedMethods(open));

@@ -297,6 +297,20 @@ const installation = new Schema(
 installation.index({ owner: 1, profile: 1, name: 1 }, { unique: true });
 installation.index({ servlet_owner: 1, servlet_name: 1 });
 
+/**
+ * A task's schedules (store/schedules.ts): one document per place, `_id` `<owner>/<profile>/<task>:<slot>` with `slot`
+ * in [0, the most a task may have): the unique `_id` is the count, on MongoDB as on FerretDB.
+ */
+const taskSchedule = new Schema(
+  {
+    _id: { type: String, required: true },
+    /** The schedule holding the place. */
+    name: { type: String, required: true },
+    at: { type: Date, required: true },
+  },
+  opts,
+);
+
 /** Request counts of the rate limits (http/rate-limits.ts): rate-limiter-flexible's Mongo store, one per key. */
 const rateLimit = new Schema(
   {
@@ -330,6 +344,7 @@ export function registerModels(conn: Connection) {
     Module: conn.model('Module', moduleBlob, 'modules'),
     ModuleChunk: conn.model('ModuleChunk', moduleChunk, 'module_chunks'),
     Installation: conn.model('Installation', installation, 'installations'),
+    TaskSchedule: conn.model('TaskSchedule', taskSchedule, 'task_schedules'),
   };
 }
 

@@ -1,6 +1,7 @@
 import { InterceptingCall, type Interceptor } from '@grpc/grpc-js';
 import { Client, Connection, defaultGrpcRetryOptions, makeGrpcRetryInterceptor } from '@temporalio/client';
 import type { Config } from '../config';
+import { requestCallsInterceptor } from '../http/request-calls';
 
 /**
  * Gives every call to Temporal that has none a deadline `ms` ahead (a call that sets its own, such as a live read's
@@ -15,7 +16,8 @@ export function deadlineInterceptor(ms: number): Interceptor {
 export async function connectTemporal(config: Pick<Config, 'TEMPORAL_ADDRESS' | 'TEMPORAL_NAMESPACE' | 'DEPENDENCY_TIMEOUT_MS'>): Promise<Client> {
   const connection = await Connection.connect({
     address: config.TEMPORAL_ADDRESS,
-    interceptors: [deadlineInterceptor(config.DEPENDENCY_TIMEOUT_MS), makeGrpcRetryInterceptor(defaultGrpcRetryOptions())],
+    // The API's requests note their calls (http/request-calls.ts); a worker's calls are outside any request.
+    interceptors: [requestCallsInterceptor(), deadlineInterceptor(config.DEPENDENCY_TIMEOUT_MS), makeGrpcRetryInterceptor(defaultGrpcRetryOptions())],
   });
   return new Client({ connection, namespace: config.TEMPORAL_NAMESPACE });
 }

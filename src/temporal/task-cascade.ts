@@ -1,15 +1,12 @@
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import type { Logger } from '../logger';
 import type { Models } from '../store/models';
-import { deleteRunContent } from '../store/run-content';
 import { runWorkflowId } from '../store/runs';
 import type { TaskRef } from '../store/tasks';
 import { releaseLiveRun } from '../store/live-runs';
+import { deleteTaskData, deleteTaskDocument, liveRunsOfTask } from '../store/task-deletion';
 import { deleteDeliveries } from '../store/webhooks';
 import { deleteTaskSchedules } from './task-schedules';
-
-/** Run statuses whose workflow may still be executing. */
-export const LIVE_RUN_STATUSES = ['pending', 'running'] as const;
 
 export interface TaskDeletion {
   /** false when there was no such task (nothing else was touched). */
@@ -30,13 +27,13 @@ export async function deleteTaskCascade(
   ref: TaskRef,
 ): Promise<TaskDeletion> {
   const { models, temporal, logger } = deps;
-  const task = await models.Task.findOneAndDelete({ owner: ref.owner, profile: ref.profile, name: ref.name }).lean();
-  if (!task) return { deleted: false, cancelled: 0, runsDeleted: 0 };
+  const taskId = await deleteTaskDocument(models, ref);
+  if (!taskId) return { deleted: false, cancelled: 0, runsDeleted: 0 };
   // Before its runs are listed: a run its schedule starts meanwhile is then among the live ones cancelled.
   await deleteTaskSchedules({ models, temporal, logger }, { owner: ref.owner, profile: ref.profile, task: ref.name });
 
   const runFilter = { owner: ref.owner, profile: ref.profile, task: ref.name };
-  const live = await models.Run.find({ ...runFilter, status: { $in: LIVE_RUN_STATUSES } }, { name: 1, live_slot: 1 }).lean<Array<{ name: string; live_slot?: number }>>();
+  const live = await liveRunsOfTask(models, runFilter);
   // Their records go below without a close: their places among the owner's live runs are given back here.
   await Promise.all(
     live.map((run) => releaseLiveRun(models, { runId: runWorkflowId({ ...runFilter, run: run.name }), owner: ref.owner, slot: run.live_slot })),
@@ -65,11 +62,8 @@ export async function deleteTaskCascade(
     );
   }
 
-  await models.TaskVersion.deleteMany({ task_id: task._id });
-  const ids = (await models.Run.find(runFilter, { _id: 1 }).lean<Array<{ _id: string }>>()).map((r) => r._id);
-  await deleteRunContent(models, ids);
-  const runs = await models.Run.deleteMany(runFilter);
-  await deleteDeliveries(models, task._id);
-  logger.info({ ...runFilter, cancelled, runsDeleted: runs.deletedCount }, 'task deleted');
-  return { deleted: true, cancelled, runsDeleted: runs.deletedCount };
+  const runsDeleted = await deleteTaskData(models, taskId, runFilter);
+  await deleteDeliveries(models, taskId);
+  logger.info({ ...runFilter, cancelled, runsDeleted }, 'task deleted');
+  return { deleted: true, cancelled, runsDeleted };
 }

@@ -1,17 +1,21 @@
+import { status as grpcStatus } from '@grpc/grpc-js';
 import {
+  isGrpcServiceError,
   ScheduleAlreadyRunning,
   ScheduleNotFoundError,
   ScheduleOverlapPolicy,
+  ServiceError,
   type Client,
   type ScheduleDescription,
   type ScheduleDescriptionStartWorkflowAction,
   type ScheduleOptionsStartWorkflowAction,
 } from '@temporalio/client';
 import type { Config } from '../config';
+import { unavailableDependency } from '../dependencies';
 import { badRequest, conflict } from '../errors';
 import type { Logger } from '../logger';
-import { retryWhileBusy } from '../store/connect';
 import type { Models } from '../store/models';
+import { claimSchedulePlace, placedScheduleNames, releaseSchedulePlace, releaseSchedulePlaces } from '../store/schedules';
 import { scheduledRunName, WORKFLOW, type ScheduledRunInput, type ScheduledRunWorkflow } from '../contract/messages';
 import { scheduledRunWorkflowId, taskScheduleId, type TaskScheduleRef } from './ids';
 import { OWNER, PROFILE, TASK } from './search-attributes';
@@ -19,9 +23,9 @@ import { OWNER, PROFILE, TASK } from './search-attributes';
 /**
  * A task's schedules: Temporal Schedules (the Web UI's Schedules page) whose action is `scheduledRun`
  * (workflows/scheduled-run.ts). Temporal holds each schedule; which schedules a task has is kept twice, so a list
- * reads both and never scans every user's: a `task_schedules` document per task (by `_id`, read-your-writes), and the
- * schedules' search attributes `Owner`, `Profile`, `Task` (Temporal's visibility, which also finds a name the
- * document lost to concurrent writes, FerretDB updating a document as read-modify-write).
+ * reads both and never scans every user's: a place per schedule in the store (store/schedules.ts, read by `_id`,
+ * read-your-writes, and what bounds their number), and the schedules' search attributes `Owner`, `Profile`, `Task`
+ * (Temporal's visibility, which also lists schedules made before places).
  */
 
 export type TaskOf = Omit<TaskScheduleRef, 'schedule'>;
@@ -43,14 +47,17 @@ export interface TaskSchedule {
   name: string;
   cron?: string;
   every?: string;
-  timezone: string;
+  /** With `cron` only: an interval does not depend on one. */
+  timezone?: string;
   paused: boolean;
   payload: Record<string, unknown>;
+  /** None while paused (Temporal computes them as if it were not). */
   nextActionTimes: Date[];
   /** The runs of its latest actions (a run whose task was gone at that time does not exist). */
   recentRuns: Array<{ run: string; scheduledAt: Date }>;
   createdAt: Date;
-  updatedAt?: Date;
+  /** Its last PUT (its creation until a PUT changes it). */
+  modifiedAt: Date;
 }
 
 /** Schedules one task may have: a list describes each of them. */
@@ -82,12 +89,11 @@ export function canonicalTimeZone(name: string): string | undefined {
 }
 
 const taskKey = (t: TaskOf) => `${t.owner}/${t.profile}/${t.task}`;
-const scheduleIndex = (models: Models) => models.Task.db.collection<{ _id: string; names: string[] }>('task_schedules');
 
-/** The names the task's document holds, and those Temporal's visibility finds; in order, once each. */
+/** The names that hold a place, and those Temporal's visibility finds; in order, once each. */
 async function scheduleNames(deps: Deps, t: TaskOf): Promise<string[]> {
-  const [doc, visible] = await Promise.all([scheduleIndex(deps.models).findOne({ _id: taskKey(t) }), visibleNames(deps.temporal, t)]);
-  return [...new Set([...(doc?.names ?? []), ...visible])].sort();
+  const [placed, visible] = await Promise.all([placedScheduleNames(deps.models, t, MAX_SCHEDULES_PER_TASK), visibleNames(deps.temporal, t)]);
+  return [...new Set([...placed, ...visible])].sort();
 }
 
 async function visibleNames(temporal: Client, t: TaskOf): Promise<string[]> {
@@ -103,18 +109,16 @@ async function visibleNames(temporal: Client, t: TaskOf): Promise<string[]> {
 const quote = (value: string) => `"${value.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`;
 
 /**
- * Creates the schedule, or replaces its settings (`created: false`). The name is noted on the task's document first,
- * so a schedule never exists unlisted. Throws 400 naming `cron` or `timezone` when Temporal refuses them, 409
+ * Creates the schedule, or replaces its settings (`created: false`). The name takes its place first, so a schedule
+ * never exists unlisted. Throws 400 naming `cron` or `timezone` when Temporal refuses them, 409
  * `too_many_schedules` past MAX_SCHEDULES_PER_TASK.
  */
 export async function putTaskSchedule(deps: Deps & { config: Pick<Config, 'TEMPORAL_TASK_QUEUE'> }, ref: TaskScheduleRef, settings: ScheduleSettings): Promise<{ created: boolean }> {
   const { models, temporal } = deps;
   const key = taskKey(ref);
-  const known = (await scheduleIndex(models).findOne({ _id: key }))?.names ?? [];
-  if (!known.includes(ref.schedule) && known.length >= MAX_SCHEDULES_PER_TASK) {
+  if ((await claimSchedulePlace(models, ref, ref.schedule, MAX_SCHEDULES_PER_TASK)) === 'refused') {
     throw conflict(`task "${ref.profile}/${ref.task}" has ${MAX_SCHEDULES_PER_TASK} schedules, the most it may have`, 'too_many_schedules');
   }
-  await retryWhileBusy(() => scheduleIndex(models).updateOne({ _id: key }, { $addToSet: { names: ref.schedule } }, { upsert: true }));
 
   const scheduleId = taskScheduleId(ref);
   const input: ScheduledRunInput = { owner: ref.owner, profile: ref.profile, task: ref.task, schedule: ref.schedule, payload: settings.payload };
@@ -153,14 +157,29 @@ export async function putTaskSchedule(deps: Deps & { config: Pick<Config, 'TEMPO
   }
 }
 
-const unlist = (models: Models, ref: TaskScheduleRef) => retryWhileBusy(() => scheduleIndex(models).updateOne({ _id: taskKey(ref) }, { $pull: { names: ref.schedule } }));
+const unlist = (models: Models, ref: TaskScheduleRef) => releaseSchedulePlace(models, ref, ref.schedule, MAX_SCHEDULES_PER_TASK);
 
+/** Temporal's answer to a call on a schedule that does not exist (the SDK maps describe's and delete's; not every call's). */
+const isNotFound = (err: unknown) =>
+  err instanceof ScheduleNotFoundError || (err instanceof ServiceError && isGrpcServiceError(err.cause) && err.cause.code === grpcStatus.NOT_FOUND);
+
+/** Looks again after a Temporal error other than "not found": a schedule deleted as it is described may end so. */
+const DESCRIBE_TRIES = 3;
+const DESCRIBE_PAUSE_MS = 100;
+
+/**
+ * The schedule, or null when there is none, including one deleted while it is described. Throws what says Temporal
+ * did not answer (a 503), and any other error that persists over DESCRIBE_TRIES.
+ */
 async function describe(temporal: Client, scheduleId: string): Promise<ScheduleDescription | null> {
-  try {
-    return await temporal.schedule.getHandle(scheduleId).describe();
-  } catch (err) {
-    if (err instanceof ScheduleNotFoundError) return null;
-    throw err;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await temporal.schedule.getHandle(scheduleId).describe();
+    } catch (err) {
+      if (isNotFound(err)) return null;
+      if (attempt >= DESCRIBE_TRIES || unavailableDependency(err)) throw err;
+    }
+    await new Promise((r) => setTimeout(r, DESCRIBE_PAUSE_MS * attempt));
   }
 }
 
@@ -173,14 +192,13 @@ export async function readTaskSchedule(deps: Deps, ref: TaskScheduleRef): Promis
   const memo = (action.memo ?? {}) as { cron?: string; every?: string };
   return {
     name: ref.schedule,
-    ...(memo.cron !== undefined ? { cron: memo.cron } : { every: memo.every }),
-    timezone: d.spec.timezone || 'UTC',
+    ...(memo.cron !== undefined ? { cron: memo.cron, timezone: d.spec.timezone || 'UTC' } : { every: memo.every }),
     paused: d.state.paused,
     payload: input.payload ?? {},
-    nextActionTimes: d.info.nextActionTimes.slice(0, NEXT_ACTION_TIMES),
+    nextActionTimes: d.state.paused ? [] : d.info.nextActionTimes.slice(0, NEXT_ACTION_TIMES),
     recentRuns: d.info.recentActions.map((a) => ({ run: scheduledRunName(ref.schedule, a.scheduledAt), scheduledAt: a.scheduledAt })),
     createdAt: d.info.createdAt,
-    updatedAt: d.info.lastUpdatedAt,
+    modifiedAt: d.info.lastUpdatedAt ?? d.info.createdAt,
   };
 }
 
@@ -197,7 +215,8 @@ export async function deleteTaskSchedule(deps: Deps, ref: TaskScheduleRef): Prom
   try {
     await deps.temporal.schedule.getHandle(taskScheduleId(ref)).delete();
   } catch (err) {
-    if (!(err instanceof ScheduleNotFoundError)) throw err;
+    // Another error than "not found" from a schedule that is gone after it: another delete took it meanwhile.
+    if (!isNotFound(err) && (unavailableDependency(err) || (await describe(deps.temporal, taskScheduleId(ref))))) throw err;
     deleted = false;
   }
   await unlist(deps.models, ref);
@@ -205,8 +224,7 @@ export async function deleteTaskSchedule(deps: Deps, ref: TaskScheduleRef): Prom
 }
 
 /**
- * Deletes every schedule of a deleted task. One Temporal cannot delete (unreachable) is logged and stays listed
- * on the task's document, so a later delete of the task (or of the schedule) finds it; its actions find no task
+ * Deletes every schedule of a deleted task. One Temporal cannot delete (unreachable) is logged and keeps its place, so a later delete of the task (or of the schedule) finds it; its actions find no task
  * and start nothing.
  */
 export async function deleteTaskSchedules(deps: Deps & { logger: Logger }, t: TaskOf): Promise<number> {
@@ -215,7 +233,7 @@ export async function deleteTaskSchedules(deps: Deps & { logger: Logger }, t: Ta
     const outcomes = await Promise.allSettled(names.map((schedule) => deleteTaskSchedule(deps, { ...t, schedule })));
     const failed = outcomes.find((o): o is PromiseRejectedResult => o.status === 'rejected');
     if (failed) throw failed.reason;
-    await retryWhileBusy(() => scheduleIndex(deps.models).deleteOne({ _id: taskKey(t) }));
+    await releaseSchedulePlaces(deps.models, t, MAX_SCHEDULES_PER_TASK);
     return outcomes.filter((o) => o.status === 'fulfilled' && o.value).length;
   } catch (err) {
     deps.logger.warn({ task: taskKey(t), reason: String(err) }, 'deleted task: some of its schedules could not be deleted');

@@ -51,7 +51,8 @@ describe('runs: schedules', () => {
     const ref = { owner: username, profile: 'default', task: 'tick', schedule: 'often' };
     const created = await put(api, pathB('tick', 'often'), { every: '2s', payload: { text: 'tock' } }, ref);
     expect(created.status, created.text).to.equal(201);
-    expect(created.body).to.include({ name: 'often', every: '2s', timezone: 'UTC', paused: false });
+    expect(created.body).to.include({ name: 'often', every: '2s', paused: false });
+    expect(created.body).to.not.have.property('timezone');
     expect(created.body.payload).to.deep.equal({ text: 'tock' });
     expect(created.body.next_action_times).to.have.length.above(0);
 

@@ -5,14 +5,14 @@ import { timestamp } from './timestamp';
 const timing = {
   cron: z.string().optional(),
   every: z.string().optional(),
-  timezone: z.string(),
+  timezone: z.string().optional().meta({ description: 'With cron only' }),
   paused: z.boolean(),
 };
 const tail = {
-  next_action_times: z.array(timestamp).meta({ description: 'The next three' }),
+  next_action_times: z.array(timestamp).meta({ description: 'The next three; none while paused' }),
   recent_runs: z.array(z.object({ name: z.string(), url: z.url(), scheduled_at: timestamp })),
   created_at: timestamp,
-  modified_at: timestamp.optional(),
+  modified_at: timestamp.meta({ description: 'Its last PUT; its creation until then' }),
 };
 
 /** A schedule on a Variant A path: its trigger data is `parameters` (the OpenAPI document's `ScheduleA`). */
@@ -28,15 +28,14 @@ export type ScheduleView = z.infer<typeof scheduleViewA> | z.infer<typeof schedu
 export function presentSchedule(s: TaskSchedule, data: 'parameters' | 'payload', runUrl: (run: string) => string): ScheduleView {
   const head = {
     name: s.name,
-    ...(s.cron !== undefined ? { cron: s.cron } : { every: s.every }),
-    timezone: s.timezone,
+    ...(s.cron !== undefined ? { cron: s.cron, timezone: s.timezone ?? 'UTC' } : { every: s.every }),
     paused: s.paused,
   };
   const rest = {
     next_action_times: s.nextActionTimes.map((d) => d.toISOString()),
     recent_runs: s.recentRuns.map((r) => ({ name: r.run, url: runUrl(r.run), scheduled_at: r.scheduledAt.toISOString() })),
     created_at: s.createdAt.toISOString(),
-    ...(s.updatedAt ? { modified_at: s.updatedAt.toISOString() } : {}),
+    modified_at: s.modifiedAt.toISOString(),
   };
   // Variant A's trigger data was parsed as a flat map of strings (routes/schedules/schema.ts) and stored as it came.
   return data === 'parameters' ? { ...head, parameters: s.payload as Record<string, string>, ...rest } : { ...head, payload: s.payload, ...rest };

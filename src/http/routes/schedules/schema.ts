@@ -15,10 +15,11 @@ const settings = {
   paused: z.boolean().default(false),
 };
 
-/** Exactly one of `cron` and `every`. */
-const oneTiming = (body: { cron?: string; every?: string }, ctx: z.RefinementCtx) => {
+/** Exactly one of `cron` and `every`; a time zone with `cron` only. */
+const oneTiming = (body: { cron?: string; every?: string; timezone?: string }, ctx: z.RefinementCtx) => {
   if (body.cron !== undefined && body.every !== undefined) ctx.addIssue({ code: 'custom', path: ['every'], message: 'give either cron or every, not both' });
   if (body.cron === undefined && body.every === undefined) ctx.addIssue({ code: 'custom', path: ['cron'], message: 'required: cron or every (exactly one)' });
+  if (body.every !== undefined && body.timezone !== undefined) ctx.addIssue({ code: 'custom', path: ['timezone'], message: 'only with cron: an interval ("every") does not depend on a time zone' });
 };
 
 /** `PUT` on a Variant A path: the trigger data is `parameters`, a flat map of string to string. Unknown fields are refused. */
