@@ -3,6 +3,7 @@ import { recordProgress } from '../src/runs/recorder';
 import { findRun, type RunProgress } from '../src/store/runs';
 import { maxTokensFor, type TaskVersionRecord } from '../src/store/tasks';
 import { LEVEL } from '../src/contract/constants';
+import { modelDeprecation } from '../src/model-deprecations';
 import { runFailure } from '../src/contract/failures';
 import type { HeldEntry, Message, RunIdentity, RunRef, StartedRun, Text, Turn } from '../src/contract/types';
 import type { ActivityDeps } from './deps';
@@ -74,6 +75,9 @@ export function createPrepare(parts: {
     const toolSpecs = await store(input.run, 'tools', JSON.stringify(tools), TOOL_SPECS_INLINE_BYTES);
     const now = input.at ?? Date.now();
     const entries: HeldEntry[] = [{ msg: 'run started', time: now, level: LEVEL.info }];
+    // Once per run, in its own log: the task's model has an announced end of life (src/model-deprecations.ts).
+    const deprecated = modelDeprecation(version.runner, version.model);
+    if (deprecated) entries.push({ msg: deprecated.message, time: now, level: LEVEL.warn });
     for (const name of expanded.missing) entries.push({ msg: `placeholder {{ ${name} }} has no value in the trigger data; it expands to empty`, time: now, level: LEVEL.warn });
     if (tools.length) entries.push({ msg: `tools offered: ${tools.map((t) => t.name).join(', ')}`, time: now, level: LEVEL.info });
     entries.push({ msg: 'prompt', exchange: { role: 'user', content: prompt } });

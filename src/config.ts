@@ -56,7 +56,7 @@ const schema = z.object({
   ANTHROPIC_API_KEY: optionalString,
   OPENAI_BASE_URL: url.optional(),
   ANTHROPIC_BASE_URL: url.optional(),
-  OPENAI_DEFAULT_MODEL: z.string().min(1).default('gpt-5.6-terra'),
+  OPENAI_DEFAULT_MODEL: z.string().min(1).default('gpt-5.4-mini'),
   ANTHROPIC_DEFAULT_MODEL: z.string().min(1).default('claude-sonnet-5-5'),
   /** The one model Variant A accepts. */
   VARIANT_A_MODEL: optionalString,

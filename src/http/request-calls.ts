@@ -1,7 +1,10 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { InterceptingCall, type Interceptor } from '@grpc/grpc-js';
-import type { Connection } from 'mongoose';
+import type { Db } from '../store/connect';
 import type { Dependency } from '../errors';
+
+/** The store's connection (its commands are watched here). */
+type Connection = Db['conn'];
 
 /**
  * The dependency calls of each HTTP request still waiting for their answer, so that a request past its deadline

@@ -1,5 +1,4 @@
 import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
-import type { Types } from 'mongoose';
 import type { Config } from '../config';
 import type { Logger } from '../logger';
 import type { Models } from '../store/models';
@@ -37,7 +36,7 @@ const WEBHOOK_LOOKUP_MS = 1_000;
 
 /** One cache per database (per process, and per test stack). */
 const lookups = new WeakMap<Models, ReturnType<typeof createTtlCache<boolean>>>();
-function hasWebhook(models: Models, taskId: Types.ObjectId): Promise<boolean> {
+function hasWebhook(models: Models, taskId: WrittenRun['task_id']): Promise<boolean> {
   let cache = lookups.get(models);
   if (!cache) lookups.set(models, (cache = createTtlCache<boolean>(WEBHOOK_LOOKUP_MS, { maxEntries: 10_000 })));
   return cache.get(String(taskId), async () => Boolean((await findWebhookTask(models, taskId))?.webhook));

@@ -44,7 +44,7 @@ describe('saving a task on a deprecated model', () => {
   it('lists only the tasks on a deprecated model with ?deprecated=true, on both path families', async () => {
     await me.post('/api/profiles/~/work', {});
     await me.put('/api/tasks/~/work/old-elsewhere', taskBody('openai', 'Hi', 'gpt-5-nano', KEY));
-    await me.put('/api/tasks/~/work/fine', taskBody('openai', 'Hi', 'gpt-5.6-terra', KEY));
+    await me.put('/api/tasks/~/work/fine', taskBody('openai', 'Hi', 'gpt-5.4-mini', KEY));
     const names = (res: ApiResponse) => {
       expect(res.status, res.text).to.equal(200);
       return (res.body as Array<{ slug: string }>).map((t) => t.slug.split('/').slice(1).join('/')).sort();
@@ -66,7 +66,7 @@ describe('a placeholder provider key', () => {
 
   it('is refused with 400 invalid_request naming settings.key, and nothing is saved', async () => {
     for (const key of ['sk-...', 'sk-…', '<your key>', 'your-api-key', 'YOUR_OPENAI_API_KEY', 'sk-ant-...abc']) {
-      const res = await me.put('/api/tasks/~/default/t', taskBody('openai', 'Hi', 'gpt-5.6-terra', key));
+      const res = await me.put('/api/tasks/~/default/t', taskBody('openai', 'Hi', 'gpt-5.4-mini', key));
       expectInvalid(res, /^settings\.key: a placeholder/);
       expect(res.body.error.message, 'the key is not echoed').not.to.contain(key);
       const short = await me.put('/api/tasks/~/default/t', { provider: 'anthropic', prompt: 'Hi', settings: { key } });
@@ -77,7 +77,7 @@ describe('a placeholder provider key', () => {
 
   it('does not refuse keys that only look unusual', async () => {
     for (const [i, key] of ['sk-proj-abc.def', 'sk-yourself-0123', '<abc', 'k'].entries()) {
-      const res = await me.put(`/api/tasks/~/default/fine-${i}`, taskBody('openai', 'Hi', 'gpt-5.6-terra', key));
+      const res = await me.put(`/api/tasks/~/default/fine-${i}`, taskBody('openai', 'Hi', 'gpt-5.4-mini', key));
       expect(res.status, `${key}: ${res.text}`).to.equal(201);
     }
   });

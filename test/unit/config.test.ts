@@ -17,7 +17,7 @@ describe('configuration', () => {
     expect(c.MASTER_KEY.id).to.equal('k1');
     // The hosted service's Variant A documentation supports gpt-4o; short-form tasks elsewhere default to the mini.
     expect(c.VARIANT_A_MODEL).to.equal('gpt-4o');
-    expect(c.OPENAI_DEFAULT_MODEL).to.equal('gpt-5.6-terra');
+    expect(c.OPENAI_DEFAULT_MODEL).to.equal('gpt-5.4-mini');
     expect(c.ANTHROPIC_DEFAULT_MODEL).to.equal('claude-sonnet-5-5');
     expect(loadConfig({ ...minimal, VARIANT_A_MODEL: 'gpt-4.1' }).VARIANT_A_MODEL).to.equal('gpt-4.1');
   });

@@ -1,8 +1,11 @@
 import type { Context, Middleware } from 'koa';
-import type { Connection } from 'mongoose';
+import type { Db } from '../../store/connect';
 import { dependencyUnavailable, type Dependency } from '../../errors';
 import type { Logger } from '../../logger';
 import { RequestCalls, watchRequestCalls, withRequestCalls } from '../request-calls';
+
+/** The store's connection (its commands are watched here). */
+type Connection = Db['conn'];
 
 /** A call in flight at least this long at the deadline is being waited on; a younger one may be one of many quick calls. */
 const WAITING_MS = 500;

@@ -10,6 +10,7 @@ import { createTtlCache } from '../../../ttl-cache';
 import { healLostStart, triggerRun } from '../../../temporal/start-run';
 import type { RunReader } from '../../../temporal/run-reader';
 import type { AppDeps } from '../../deps';
+import { whenUnavailable } from '../../middleware/deadline';
 import { runControl } from './control';
 import { runReads } from './reads';
 import { deleteClosedRun } from './delete';
@@ -92,6 +93,8 @@ export function runService(deps: AppDeps, reader: RunReader, limits: RateLimits)
         return;
       }
       let created: boolean;
+      // Cut at the request's deadline (middleware/deadline.ts), the 503 names the run as this one's own does.
+      whenUnavailable(ctx, { extra: { run, url }, hint: `the run "${run}" may have been recorded: retry with the same run name and it runs once` });
       try {
         ({ created } = await triggerRun(startDeps, task, run, payload));
         if (!created) await giveBack();
