@@ -82,11 +82,8 @@ export interface RunInput {
   limits: RunLimits;
   /** Present when the run continues as new: where the previous execution stopped. */
   resume?: RunResume;
-  /**
-   * The run's first model call prepares it (`prepareAndCallModel`), with the task version's runner for its metrics.
-   * Absent in runs started before that: they prepare in a local activity of their own, as their histories say.
-   */
-  prepareInCall?: { runner: string };
+  /** The task version's runner (the record's): the first model call's metrics name it before its preparation has read it. */
+  runner: string;
 }
 
 /** What a run carries over when it continues as new (all of it small: contents stay in the store). */
@@ -100,8 +97,8 @@ export interface RunResume {
   messages: number;
   /** Continuations so far (shown in logs and the Web UI). */
   continued: number;
-  /** Usage so far (absent in executions started before usage was counted). */
-  usage?: RunUsage;
+  /** Usage so far. */
+  usage: RunUsage;
 }
 
 /** The contract's result entries. `C` is the content's type: text for clients, `Text` where it may be a reference. */

@@ -64,7 +64,7 @@ export async function recordProgress(models: Models, run: RunRef, progress: RunP
     const state = await findRecordState(models, run.id);
     const refused = refusal(state, run);
     if (refused) return refused.because === 'closed' && landedBefore(state!, progress) ? { written: true, earlier: true } : refused;
-    const condition: RecordCondition = { open: true, createdAt: run.createdAt, entryCount: state!.entry_count ?? 0 };
+    const condition: RecordCondition = { open: true, createdAt: run.createdAt, entryCount: state!.entry_count };
     const set = await progressSet(models, run.id, progress, (state!.page_versions ?? {}) as PageVersions);
     if (end) return commitEnd(models, run, condition, set, progress);
     if (await updateRunIf(models, run.id, condition, set)) return { written: true };
@@ -88,7 +88,7 @@ export async function recordOutsideEnd(models: Models, runId: string, reason: st
     const from = entryCount(record);
     const missing = from >= knownFrom ? known.slice(from - knownFrom) : [];
     const set = await progressSet(models, runId, { status: 'error', modifiedAt: Date.now(), entries: { from, items: [...missing, entry] } }, (record.page_versions ?? {}) as PageVersions);
-    const condition: RecordCondition = { open: true, createdAt: record.created_at.getTime(), ...(typeof record.entry_count === 'number' ? { entryCount: record.entry_count } : {}) };
+    const condition: RecordCondition = { open: true, createdAt: record.created_at.getTime(), entryCount: record.entry_count };
     const recorded = await commitEnd(models, { id: runId, createdAt: record.created_at.getTime() }, condition, set);
     if (recorded.written || recorded.because !== 'closed' || !(await stillOpen(models, runId))) return recorded;
   }

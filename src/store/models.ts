@@ -109,8 +109,8 @@ const run = new Schema(
      * last wrote them; large contents are references to run_blobs. A live run's newest entries come from its query.
      */
     results: { type: [Schema.Types.Mixed], default: [] },
-    /** Entries written so far, all pages (absent on records written before pages: then `results` has them all). */
-    entry_count: { type: Number },
+    /** Entries written so far, all pages. */
+    entry_count: { type: Number, required: true },
     /** Tokens and calls so far (src/contract/types.ts RunUsage), written with the status; absent on older records. */
     usage: { type: Schema.Types.Mixed },
     /** The first page of the conversation with the model (run-content.ts); the provider activity reads it. */

@@ -158,7 +158,7 @@ export async function findRecordState(models: Models, runId: string): Promise<Re
   return (await models.Run.collection.findOne({ _id: runId as never }, { projection: RECORD_STATE })) as RecordState | null;
 }
 const RECORD_STATE = { status: 1, owner: 1, task_id: 1, live_slot: 1, created_at: 1, entry_count: 1, page_versions: 1 } as const;
-export type RecordState = WrittenRun & { entry_count?: number; page_versions?: PageVersions };
+export type RecordState = WrittenRun & { entry_count: number; page_versions?: PageVersions };
 
 /**
  * The explain of a conditional write's filter (what FerretDB or MongoDB would do to find the record): for the test
@@ -182,8 +182,8 @@ export async function findOpenRecord(models: Models, run: { id: string; createdA
 export type WrittenRun = Pick<RunRecord, '_id' | 'status' | 'owner' | 'task_id' | 'live_slot' | 'created_at'>;
 export const WRITTEN_RUN = { status: 1, owner: 1, task_id: 1, live_slot: 1, created_at: 1 } as const;
 
-/** Entries the record says are stored (records from before pages have them all in `results`). */
-export const entryCount = (record: Pick<RunRecord, 'entry_count' | 'results'>): number => record.entry_count ?? record.results.length;
+/** Entries the record says are stored. */
+export const entryCount = (record: Pick<RunRecord, 'entry_count'>): number => record.entry_count;
 
 /** Entries [from, to) of a run as stored: contents may be references (run-content.ts resolves them). */
 export function readEntries(models: Models, record: Pick<RunRecord, '_id' | 'results' | 'page_versions'>, from: number, to: number): Promise<HeldEntry[]> {

@@ -131,8 +131,7 @@ export async function startFromRecord(deps: StartDeps, record: RunRecord, task: 
       providerCallMs: config.PROVIDER_TIMEOUT_MS + 30_000,
       continueAsNewEvents: config.RUN_CONTINUE_AS_NEW_EVENTS,
     },
-    // The first model call prepares the run: no local activity of its own (a workflow activation and a marker less).
-    prepareInCall: { runner: record.runner },
+    runner: record.runner,
   };
   const start = (workflowIdReusePolicy: 'REJECT_DUPLICATE' | 'ALLOW_DUPLICATE') =>
     deps.temporal.workflow.start<RunTaskWorkflow>(WORKFLOW.run, {

@@ -1,9 +1,8 @@
 /**
  * Records the histories the replay test (test/unit/workflow-replay.test.ts) replays: one run of each path through
  * `runTask` (and one of each workflow of its own: a webhook delivery, a schedule's action) on the real stack, written to test/fixtures/histories/<scenario>.history (the History
- * protobuf, binary). Run it after a change to
- * `workflows/` that is meant to change histories (and keep the old files when live runs of the old code must still
- * replay: add the new ones beside them):
+ * protobuf, binary), or `<scenario>.<date>.history` beside it when that is there: the files recorded before are
+ * kept, so runs of the old code still replay. Run it after a change to `workflows/` that is meant to change histories:
  *
  *   npm run record-histories
  */
@@ -20,6 +19,12 @@ import { runWorkflowId, scheduledRunWorkflowId, taskScheduleId } from '../../src
 import { webhookDeliveryWorkflowId } from '../../src/temporal/webhook-start';
 
 const DIR = path.join(__dirname, '..', 'fixtures', 'histories');
+
+/** Where a scenario's new history goes: never over a file recorded before (the replay test replays them all). */
+function fixturePath(scenario: string): string {
+  const first = path.join(DIR, `${scenario}.history`);
+  return fs.existsSync(first) ? path.join(DIR, `${scenario}.${new Date().toISOString().slice(0, 10)}.history`) : first;
+}
 
 describe('recording workflow histories for the replay test', function () {
   this.timeout(120_000);
@@ -48,7 +53,7 @@ describe('recording workflow histories for the replay test', function () {
     const handle = getStack().temporal.workflow.getHandle(runWorkflowId({ owner: username, profile: 'default', task, run: scenario }));
     await handle.result().catch(() => undefined);
     fs.mkdirSync(DIR, { recursive: true });
-    fs.writeFileSync(path.join(DIR, `${scenario}.history`), temporal.api.history.v1.History.encode(await handle.fetchHistory()).finish());
+    fs.writeFileSync(fixturePath(scenario), temporal.api.history.v1.History.encode(await handle.fetchHistory()).finish());
     return run;
   };
   const approval = (runPath: string, seen: number) =>
@@ -94,7 +99,7 @@ describe('recording workflow histories for the replay test', function () {
   const save = async (scenario: string, workflowId: string) => {
     const handle = getStack().temporal.workflow.getHandle(workflowId);
     await handle.result();
-    fs.writeFileSync(path.join(DIR, `${scenario}.history`), temporal.api.history.v1.History.encode(await handle.fetchHistory()).finish());
+    fs.writeFileSync(fixturePath(scenario), temporal.api.history.v1.History.encode(await handle.fetchHistory()).finish());
   };
 
   it('a completion webhook whose destination the guard refuses (its own workflow)', async () => {

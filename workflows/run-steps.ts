@@ -1,0 +1,160 @@
+import { ActivityFailure, ApplicationFailure, isCancellation, proxyActivities, proxyLocalActivities, sleep, uuid4, workflowInfo } from '@temporalio/workflow';
+import type { RunActivities } from '../activities/run-activities';
+import { LEVEL, toolTaskQueue } from '../src/contract/constants';
+import { readFailure } from '../src/contract/failures';
+import type { ModelCallInput, ModelTurn, PreparedRun, RunInput, RunRef, RunStatus, ToolOutcome } from '../src/contract/types';
+import { ABORT, providerCall, RECORD, TOOL_CALL } from './limits';
+import { RunFailed, type RunClock } from './run-clock';
+import type { RunControls } from './run-controls';
+import type { RunLog } from './run-log';
+
+/**
+ * The run's record was closed by another writer: a model call whose end this workflow did not hear (a lost worker)
+ * wrote it, or the run was ended from outside. The record is the run's account from then on: the workflow stops
+ * with nothing more of its own, and drops from its view what the record did not take.
+ */
+export class ClosedElsewhere extends Error {}
+
+/** The activity's `RunClosed` (activities found the record closed): the run ended elsewhere. */
+export const closedElsewhere = (err: unknown) =>
+  err instanceof ClosedElsewhere || (err instanceof ActivityFailure && err.cause instanceof ApplicationFailure && err.cause.type === 'RunClosed');
+
+/** A model's answer, with when it ended the run when the call recorded that end itself. */
+export type Answer = ModelTurn & { finishedAt?: number };
+export type ToolCallAsked = ModelTurn['toolCalls'][number];
+
+/** What the steps of a run share: its input, its record's identity, its view, its clock and what reaches it from outside. */
+export interface RunParts {
+  input: RunInput;
+  run: RunRef;
+  log: RunLog;
+  clock: RunClock;
+  controls: RunControls;
+}
+
+/**
+ * The steps of a run, each one activity (or a wait) and what it adds to the run's view: record the view, ask the
+ * model (retried with backoff), wait for a decision, call a tool, stop the calls of a cancelled run.
+ */
+export class RunSteps {
+  private readonly providerOptions;
+
+  constructor(private readonly parts: RunParts) {
+    const { limits } = parts.input;
+    this.providerOptions = providerCall(limits.providerHeartbeatMs, limits.providerCallMs);
+  }
+
+  /** Options of a provider call, bounded by the run's time left (throws the time limit when none is left). */
+  providerCallOptions() {
+    return this.parts.clock.bounded(this.providerOptions);
+  }
+
+  /**
+   * Writes what the store does not have yet (entries, messages) with the status; sets the status first if given.
+   * Throws ClosedElsewhere when the record is closed (nothing written; the view keeps the status it had, since a
+   * closed status here would have readers take the view for the run's end).
+   */
+  async record(status?: RunStatus): Promise<void> {
+    const { log, run } = this.parts;
+    const before = log.status;
+    if (status) {
+      log.status = status;
+      log.modifiedAt = Date.now();
+    }
+    const batch = log.take();
+    const written = await proxyLocalActivities<RunActivities>(RECORD).recordRun({ run, status: log.status, modifiedAt: log.modifiedAt, ...batch, usage: log.usage, ...(status ? { transition: true } : {}) });
+    if (written === false) {
+      log.status = before;
+      throw new ClosedElsewhere();
+    }
+    log.recorded(batch);
+  }
+
+  /**
+   * One model call, retried with backoff (the run shows `pending` while it waits); `finishedAt` when it ended the run.
+   * `failedFirst`: how its first attempt failed (the run's first call, made by `prepareAndCallModel`).
+   */
+  async askModel(prepared: PreparedRun, failedFirst?: unknown): Promise<Answer> {
+    const { input, run, log, clock } = this.parts;
+    const { limits } = input;
+    const model = { runner: prepared.runner, model: prepared.model, maxTokens: prepared.maxTokens, toolSpecs: prepared.toolSpecs };
+    for (let attempt = 1; ; attempt++) {
+      // With nothing left to write, an answer without tool calls ends the run in the same activity (if it keeps the
+      // run within its token budget).
+      const call: ModelCallInput = {
+        run,
+        taskId: input.taskId,
+        taskVersion: input.taskVersion,
+        model,
+        messages: log.messages,
+        entriesFrom: log.total,
+        finish: log.allRecorded,
+        ...(attempt > 1 ? { again: true } : {}),
+        usage: log.usage,
+        maxTotalTokens: limits.maxTotalTokens,
+      };
+      try {
+        if (attempt === 1 && failedFirst !== undefined) throw failedFirst;
+        return await proxyActivities<RunActivities>(this.providerCallOptions()).callModel(call);
+      } catch (err) {
+        if (isCancellation(err)) throw err;
+        const failure = clock.past(err);
+        if (failure instanceof RunFailed) throw failure;
+        const { retryable, reason, retryAfterMs } = readFailure(failure, { name: 'the provider call', kind: 'provider' });
+        if (!retryable) throw new RunFailed(reason);
+        const { initialMs, maxMs, maxAttempts } = limits.retry;
+        if (attempt >= maxAttempts) throw new RunFailed(`${reason} (gave up after ${attempt} attempts)`);
+        const wait = Math.min(maxMs, Math.max(retryAfterMs ?? 0, initialMs * 2 ** (attempt - 1)));
+        log.push({ msg: `${reason}; retrying in ${(wait / 1000).toFixed(1)} s (attempt ${attempt + 1} of ${maxAttempts})`, time: Date.now(), level: LEVEL.warn });
+        await this.record('pending');
+        await sleep(Math.max(1, Math.min(wait, clock.left())));
+        if (clock.left() <= 0) throw clock.timeLimit();
+        await this.record('running');
+      }
+    }
+  }
+
+  /** Runs one tool call the model asked for (after a person's decision when its install asks for one). */
+  async callTool(prepared: PreparedRun, call: ToolCallAsked): Promise<ToolOutcome> {
+    const { input, run, log, clock } = this.parts;
+    const route = prepared.tools.find((t) => t.name === call.name);
+    if (!route) {
+      const text = `unknown tool "${call.name}"`;
+      return { isError: true, message: { text }, shown: text };
+    }
+    if (route.approval) {
+      const denied = await this.approval(call);
+      if (denied !== undefined) return { isError: true, message: { text: denied }, shown: denied };
+    }
+    log.usage = { ...log.usage, tool_calls: log.usage.tool_calls + 1 };
+    try {
+      const options = { ...clock.bounded(TOOL_CALL), taskQueue: toolTaskQueue(workflowInfo().taskQueue) };
+      return await proxyActivities<RunActivities>(options).callTool({ run, owner: input.identity.owner, profile: input.identity.profile, install: route.install, tool: route.tool, arguments: call.arguments });
+    } catch (err) {
+      const failure = clock.past(err);
+      if (failure instanceof RunFailed || isCancellation(failure)) throw failure;
+      throw new RunFailed(`tool ${call.name} failed: ${readFailure(failure, { name: `tool ${call.name}`, kind: 'tool' }).reason}`);
+    }
+  }
+
+  /** Stops this run's calls in flight in the worker that runs it (elsewhere: at their next heartbeat). */
+  async abortCalls(): Promise<void> {
+    await proxyLocalActivities<RunActivities>(ABORT).abortRunCalls({ run: this.parts.run });
+  }
+
+  /** Waits for a person's decision on a tool call (status `pending` meanwhile); the denial's text, or undefined. */
+  private async approval(call: ToolCallAsked): Promise<string | undefined> {
+    const { log, clock, controls } = this.parts;
+    const id = uuid4();
+    controls.ask(id, call.name);
+    log.push({ msg: `approval needed: ${call.name}`, approval: { id, tool: call.name, arguments: call.arguments } });
+    await this.record('pending');
+    const decision = await controls.decision(id, clock.left());
+    if (!decision) throw clock.timeLimit();
+    const { approve, by, reason } = decision;
+    const why = reason ? `: ${reason}` : '';
+    log.push({ msg: approve ? `approved by ${by}: ${call.name}${why}` : `denied by ${by}: ${call.name}${why}`, time: Date.now(), level: approve ? LEVEL.info : LEVEL.warn });
+    await this.record('running');
+    return approve ? undefined : `denied: ${reason || `by ${by}`}`;
+  }
+}
