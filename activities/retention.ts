@@ -1,13 +1,13 @@
 import type { RunRetentionBatch } from '../src/contract/messages';
 import { findExpiredRuns } from '../src/store/runs';
-import { deleteClosedRuns } from '../src/temporal/run-delete';
+import { deleteClosedRuns } from '../src/runs/delete';
 import type { ActivityDeps } from './deps';
 
 export function createRetentionActivities(deps: Pick<ActivityDeps, 'db' | 'temporal' | 'logger'>) {
   return {
     /**
      * Deletes up to `limit` closed runs last changed before `before` (ms): their contents, records and workflow
-     * executions (run-delete.ts). FerretDB scans `runs` for this filter, so one call finds one bounded batch, ids only.
+     * executions (runs/delete.ts). FerretDB scans `runs` for this filter, so one call finds one bounded batch, ids only.
      * Returns how many it deleted and whether the batch was full (more may be left).
      */
     async deleteExpiredRuns(input: RunRetentionBatch): Promise<{ deleted: number; more: boolean }> {

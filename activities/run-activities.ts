@@ -5,7 +5,7 @@ import { recordProgress, type Recorded } from '../src/runs/recorder';
 import { findOpenRecord, type RunProgress } from '../src/store/runs';
 import { findTaskVersion, openTaskKey, type TaskVersionRecord } from '../src/store/tasks';
 import { createTtlCache } from '../src/ttl-cache';
-import { announceRunClosed } from '../src/temporal/webhook-start';
+import { announceRunClosed } from '../src/runs/announce';
 import { addModelCall, finalEntry, isTerminal } from '../src/contract/constants';
 import { isTemplateFailure, runFailure } from '../src/contract/failures';
 import type { FirstModelCall, FirstModelCallInput, ModelCallInput, ModelTurn, RunRef, StartedRun, Text, ToolOutcome, ToolSpec, Turn } from '../src/contract/types';
@@ -50,7 +50,7 @@ export function createRunActivities(deps: ActivityDeps) {
   };
 
   const prepare = createPrepare({ deps, contents, loadVersion, store });
-  /** What starting a closed run's webhook delivery needs (src/temporal/webhook-start.ts). */
+  /** What starting a closed run's webhook delivery needs (src/runs/announce.ts). */
   const closed = { models, temporal: deps.temporal, logger: deps.logger, config: deps.config };
 
   /**

@@ -1,7 +1,7 @@
 import { ApplicationFailure, ApplicationFailureCategory } from '@temporalio/common';
 import { findRun, runWorkflowId } from '../src/store/runs';
 import { findTask } from '../src/store/tasks';
-import { triggerRun } from '../src/temporal/start-run';
+import { triggerRun } from '../src/runs/trigger';
 import { RateLimited } from '../src/errors';
 import { isTerminal } from '../src/contract/constants';
 import type { RunIdentity } from '../src/contract/types';
@@ -9,7 +9,7 @@ import type { ActivityDeps } from './deps';
 
 /**
  * Past a run's time limit, how long its end may still take to be recorded: a stuck workflow is ended 5 minutes after
- * it (start-run.ts), then the reconciler records it within its interval.
+ * it (runs/trigger.ts), then the reconciler records it within its interval.
  */
 const END_GRACE_MS = 10 * 60_000;
 

@@ -15,7 +15,7 @@ const deliveryOptions = (retry: WebhookDeliveryInput['retry']) =>
   }) as const;
 
 /**
- * One run's completion webhook: started when the run closes (src/temporal/webhook-start.ts), apart from the run's own
+ * One run's completion webhook: started when the run closes (src/runs/announce.ts), apart from the run's own
  * workflow. History holds the run's id and creation time only: the activity reads the run, the task's webhook and its
  * secret from the store at every attempt. Delivers once, retrying; ends `delivered: false` (not failed) when it gives
  * up: the deliveries list says why.

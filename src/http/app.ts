@@ -25,7 +25,7 @@ import { approvalsRouter } from './routes/approvals/router';
 import { codecRouter } from './routes/codec/router';
 import { healthRouter } from './routes/health/router';
 import { docsRouter } from './routes/docs/router';
-import { createRunReader } from '../temporal/run-reader';
+import { createRunReader } from '../runs/live-reader';
 import { createRegistry } from '../metrics';
 import { createRateLimits } from './rate-limits';
 

@@ -194,7 +194,7 @@ const deferredStart = new Schema(
 
 /**
  * Closed runs whose announcement (webhook delivery, live-run place) failed: the reconciler announces them again
- * (src/temporal/webhook-start.ts). `_id`: the run's _id.
+ * (src/runs/announce.ts). `_id`: the run's _id.
  */
 const deferredAnnouncement = new Schema(
   {

@@ -178,7 +178,7 @@ export async function findOpenRecord(models: Models, run: { id: string; createdA
   return current;
 }
 
-/** What a run's end's write read of the record, with the status it wrote: what announcing the close needs (webhook-start.ts). */
+/** What a run's end's write read of the record, with the status it wrote: what announcing the close needs (runs/announce.ts). */
 export type WrittenRun = Pick<RunRecord, '_id' | 'status' | 'owner' | 'task_id' | 'live_slot' | 'created_at'>;
 export const WRITTEN_RUN = { status: 1, owner: 1, task_id: 1, live_slot: 1, created_at: 1 } as const;
 

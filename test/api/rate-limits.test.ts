@@ -4,7 +4,7 @@ import { createTask, postSigned, signedUrl, until, waitForRun } from '../helpers
 import { lastUserText, openaiText } from '../helpers/fake-provider';
 import { getStack } from '../helpers/stack';
 import { deleteStaleMarks, placeId, releaseLiveRun } from '../../src/store/live-runs';
-import { liveRunLifetimeMs } from '../../src/temporal/start-run';
+import { liveRunLifetimeMs } from '../../src/runs/trigger';
 
 const LIMIT = 4;
 

@@ -16,7 +16,7 @@ import { openaiText, openaiToolCall, providerError } from '../helpers/fake-provi
 import { installServlet } from '../helpers/servlets';
 import { createTask, postSigned, signedUrl, until, waitForRun } from '../helpers/runs';
 import { runWorkflowId, scheduledRunWorkflowId, taskScheduleId } from '../../src/temporal/ids';
-import { webhookDeliveryWorkflowId } from '../../src/temporal/webhook-start';
+import { webhookDeliveryWorkflowId } from '../../src/runs/announce';
 
 const DIR = path.join(__dirname, '..', 'fixtures', 'histories');
 

@@ -4,7 +4,7 @@ import { signedIn } from '../helpers/api';
 import { createTask, postSigned, signedUrl, waitForRun } from '../helpers/runs';
 import { installServlet } from '../helpers/servlets';
 import { openaiToolCall } from '../helpers/fake-provider';
-import { createRunReader } from '../../src/temporal/run-reader';
+import { createRunReader } from '../../src/runs/live-reader';
 import { runWorkflowId } from '../../src/temporal/ids';
 import { OWNER, PROFILE, RUNNER, TASK } from '../../src/temporal/search-attributes';
 

@@ -7,12 +7,12 @@ import { createTask, postSigned, signedUrl, until, waitForRun } from '../helpers
 import { deleteRunContent, storeText, writePages } from '../../src/store/run-content';
 import { findRun, insertRun, runWorkflowId } from '../../src/store/runs';
 import { findTask } from '../../src/store/tasks';
-import { closeFromWorkflow } from '../../src/temporal/run-endings';
-import { startFromRecord } from '../../src/temporal/start-run';
+import { closeFromWorkflow } from '../../src/runs/endings';
+import { startFromRecord } from '../../src/runs/trigger';
 import { ensureRetentionSchedule } from '../../src/temporal/retention-schedule';
 import { retentionScheduleId } from '../../src/temporal/ids';
 import { createRetentionActivities } from '../../activities/retention';
-import { deleteClosedRuns } from '../../src/temporal/run-delete';
+import { deleteClosedRuns } from '../../src/runs/delete';
 
 /** What the raw collections hold of a run: its record, its pages, its stored texts. */
 async function stored(runId: string) {

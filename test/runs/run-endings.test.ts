@@ -11,7 +11,7 @@ import { runQuery, WORKFLOW, type RunTaskWorkflow } from '../../src/contract/mes
 import { openaiToolCall } from '../helpers/fake-provider';
 import { installServlet } from '../helpers/servlets';
 import type { RunInput } from '../../src/contract/types';
-import { closeFromWorkflow, GONE_REASON } from '../../src/temporal/run-endings';
+import { closeFromWorkflow, GONE_REASON } from '../../src/runs/endings';
 
 const recordOf = (runId: string) => getStack().db.models.Run.findById(runId).lean();
 

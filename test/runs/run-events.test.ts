@@ -2,7 +2,7 @@ import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
 import { startServer } from '../../src/server';
 import { runWorkflowId } from '../../src/store/runs';
-import { GONE_REASON } from '../../src/temporal/run-endings';
+import { GONE_REASON } from '../../src/runs/endings';
 import { getStack, OPERATOR_KEYS } from '../helpers/stack';
 import { api as apiFor, signedIn, startApi, type Api } from '../helpers/api';
 import { openaiText, openaiToolCall } from '../helpers/fake-provider';

@@ -18,7 +18,7 @@ import { deadlineInterceptor } from '../../src/temporal/client';
 import { open, type SealedSecret } from '../../src/store/secrets';
 import { DELIVERIES_KEPT, listDeliveries, recordDeliveryAttempt } from '../../src/store/webhooks';
 import { reconcileScheduleId } from '../../src/temporal/ids';
-import { announceRunClosed, retryDeferredAnnouncements, startWebhookDelivery, webhookDeliveryWorkflowId } from '../../src/temporal/webhook-start';
+import { announceRunClosed, retryDeferredAnnouncements, startWebhookDelivery, webhookDeliveryWorkflowId } from '../../src/runs/announce';
 import { workflowBundle } from '../../src/temporal/worker';
 import { api as apiFor, signedIn, startApi, type Api } from '../helpers/api';
 import { providerError } from '../helpers/fake-provider';

@@ -2,9 +2,9 @@ import { WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/cl
 import { ApplicationFailure } from '@temporalio/common';
 import { conflict, notFound } from '../../../errors';
 import { findRun, type RunRecord } from '../../../store/runs';
-import { closeAndAnnounce, closeFromWorkflow, closedStatusName, GONE_REASON } from '../../../temporal/run-endings';
-import { describeRunExecution } from '../../../temporal/run-executions';
-import type { AnnounceDeps } from '../../../temporal/webhook-start';
+import { closeAndAnnounce, closeFromWorkflow, closedStatusName, GONE_REASON } from '../../../runs/endings';
+import { describeRunExecution } from '../../../runs/executions';
+import type { AnnounceDeps } from '../../../runs/announce';
 import { approvalUpdate, cancelSignal } from '../../../contract/messages';
 import { isTerminal } from '../../../contract/constants';
 import { APPROVAL_FAILURE } from '../../../contract/failures';

@@ -1,6 +1,6 @@
 import { conflict, notFound } from '../../../errors';
 import { findRun, type RunRecord } from '../../../store/runs';
-import { deleteClosedRuns } from '../../../temporal/run-delete';
+import { deleteClosedRuns } from '../../../runs/delete';
 import { isTerminal } from '../../../contract/constants';
 import type { RunIdentity } from '../../../contract/types';
 import type { AppDeps } from '../../deps';

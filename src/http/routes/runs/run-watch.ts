@@ -33,7 +33,7 @@ const RECORD_EVERY_MS = 1_000;
 
 /**
  * One watch per live run followed in this process, shared by all its streams: it reads the run as a read does
- * (`current`, reads.ts: through the shared live reader, run-reader.ts) every half `cacheMs` (the Python client's poll
+ * (`current`, reads.ts: through the shared live reader, runs/live-reader.ts) every half `cacheMs` (the Python client's poll
  * interval at the default), so a run's streams cost what one poller costs, and no more queries than its polls would:
  * a query goes out only once the reader's answer is `cacheMs` old, and polls of the run share it. While the workflow
  * does not answer, the run is what the record and the reader have; a run whose workflow closed or is gone is settled

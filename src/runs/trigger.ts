@@ -5,13 +5,13 @@ import { isDuplicateKey } from '../store/connect';
 import { claimLiveRun, releaseLiveRun } from '../store/live-runs';
 import { liveRunsLimited } from '../errors';
 import type { Models } from '../store/models';
-import { createRecord } from '../runs/recorder';
+import { createRecord } from './recorder';
 import { deferStart, findRun, recordIdentity, runWorkflowId, type RunRecord } from '../store/runs';
 import { unavailableDependency } from '../dependencies';
 import { WORKFLOW, type RunTaskWorkflow } from '../contract/messages';
 import type { RunIdentity, RunInput } from '../contract/types';
-import { describeRunExecution, ranEarlierRecord, RECORD_CREATED_MEMO } from './run-executions';
-import { OWNER, PROFILE, RUNNER, TASK } from './search-attributes';
+import { describeRunExecution, ranEarlierRecord, RECORD_CREATED_MEMO } from './executions';
+import { OWNER, PROFILE, RUNNER, TASK } from '../temporal/search-attributes';
 
 /** What starting a run needs of its task (not store/tasks.ts's TaskForRun, which only names a task). */
 export type TaskForRun = Pick<TaskRecord, '_id' | 'owner' | 'profile' | 'name' | 'runner' | 'model' | 'version' | 'limits'>;

@@ -35,7 +35,7 @@ export async function deleteClosedRuns(deps: DeleteDeps, runs: RunToDelete[], op
 /**
  * Deletes a closed run's workflow execution from Temporal (its latest; earlier executions of a continued-as-new run
  * go at Temporal's retention), so the name starts afresh in the Web UI too. Best effort: a failure is logged, and a
- * later run of the name starts all the same (start-run.ts tells an earlier run's execution from its own).
+ * later run of the name starts all the same (runs/trigger.ts tells an earlier run's execution from its own).
  */
 async function deleteRunExecution(deps: DeleteDeps, workflowId: string): Promise<void> {
   try {

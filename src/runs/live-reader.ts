@@ -2,7 +2,7 @@ import { QueryRejectedError, WorkflowClient, WorkflowNotFoundError, type Client 
 import { LRUCache } from 'lru-cache';
 import { runQuery } from '../contract/messages';
 import type { HeldEntry, RunStatus, RunUsage } from '../contract/types';
-import { closedStatusName, type ClosedStatus } from './run-endings';
+import { closedStatusName, type ClosedStatus } from './endings';
 
 /** A live run as the reader knows it: every entry from the first (contents may be references). */
 export interface LiveView {

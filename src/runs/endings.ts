@@ -1,12 +1,12 @@
 import type { Client } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
-import { recordOutsideEnd } from '../runs/recorder';
+import { recordOutsideEnd } from './recorder';
 import { entryCount, findRun } from '../store/runs';
 import { runQuery } from '../contract/messages';
 import { isTerminal } from '../contract/constants';
 import type { HeldEntry } from '../contract/types';
-import { describeRunExecution, ranEarlierRecord, type ExecutionFacts } from './run-executions';
-import { announceRunClosed, type AnnounceDeps } from './webhook-start';
+import { describeRunExecution, ranEarlierRecord, type ExecutionFacts } from './executions';
+import { announceRunClosed, type AnnounceDeps } from './announce';
 
 const Status = temporal.api.enums.v1.WorkflowExecutionStatus;
 
@@ -62,7 +62,7 @@ async function terminationReason(client: Client, workflowId: string): Promise<st
 
 /**
  * Ends a run's record with `reason` (its last entry; status `error`) when no workflow will write its end (gone from
- * Temporal, never started), and announces the close (webhook-start.ts): the one way to end a run outside its
+ * Temporal, never started), and announces the close (runs/announce.ts): the one way to end a run outside its
  * workflow, so no caller can forget the announcement. Returns whether the record was changed (false when it was
  * closed already, or is gone).
  */
@@ -104,7 +104,7 @@ async function heldEntries(client: Client, runId: string, execution: string | un
 
 /**
  * Ends the record of a run whose workflow closed with `status` without writing its end, and announces the close.
- * Returns whether the record was changed (false when it was closed already, or the workflow ran an earlier run of the same name, deleted since (run-executions.ts), or the
+ * Returns whether the record was changed (false when it was closed already, or the workflow ran an earlier run of the same name, deleted since (runs/executions.ts), or the
  * name's latest execution is running: a later one than the closed workflow). `execution`: what a visibility listing
  * or a `describe` said of it; without it, the workflow is described (this path is rare: only workflows that did not
  * complete). `known`: the run's entries as this process read them; without them, the closed workflow is asked what it
