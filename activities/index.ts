@@ -1,3 +1,4 @@
+import { createRuns } from '../src/runs';
 import type { ActivityDeps } from './deps';
 import { withFailurePolicy } from './failure-guard';
 import { createHealthActivities } from './health';
@@ -11,20 +12,22 @@ export type { ActivityDeps };
 
 /** Every activity, built from real dependencies (the worker's, or the tests' pointed at local fakes). */
 export function createActivities(deps: ActivityDeps) {
+  // The run's lifecycle, built once for this worker process (src/runs/).
+  const runs = createRuns({ models: deps.db.models, temporal: deps.temporal, logger: deps.logger, config: deps.config });
   const runSteps = withFailurePolicy(
     deps.logger,
     { prepareRun: 'preparing the run', recordRun: 'recording the run', callModel: 'the provider call', prepareAndCallModel: 'the provider call', callTool: 'the tool call', abortRunCalls: 'stopping a cancelled run\'s calls', reconcileClosedRuns: 'reconciling runs', startDeferredRuns: 'starting deferred runs', deleteExpiredRuns: 'deleting expired runs' },
     {
       ...createHealthActivities(),
-      ...createRunActivities(deps),
-      ...createReconcileActivities(deps),
-      ...createRetentionActivities(deps),
+      ...createRunActivities(deps, runs),
+      ...createReconcileActivities(deps, runs),
+      ...createRetentionActivities(deps, runs),
     },
   );
   // A schedule's steps are not a run's: their failures are the schedule action's (seen in Temporal), and "the run is
   // still open" is how its wait polls.
   // A webhook delivery's failures are its own too (activities/webhook-delivery.ts), never a run's.
-  return { ...runSteps, ...createScheduledRunActivities(deps), ...createWebhookDeliveryActivities(deps) };
+  return { ...runSteps, ...createScheduledRunActivities(deps, runs), ...createWebhookDeliveryActivities(deps) };
 }
 
 export type Activities = ReturnType<typeof createActivities>;

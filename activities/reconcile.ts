@@ -1,13 +1,12 @@
 import { Context } from '@temporalio/activity';
-import { recordOutsideEnd } from '../src/runs/recorder';
+import type { Runs } from '../src/runs';
 import { clearDeferredStart, deferredStarts, findRun } from '../src/store/runs';
 import { readServiceMark, writeServiceMark } from '../src/store/service-state';
 import { findTask } from '../src/store/tasks';
-import { closeFromWorkflow, type ClosedStatus } from '../src/runs/endings';
-import { liveRunLifetimeMs, startFromRecord } from '../src/runs/trigger';
+import type { ClosedStatus } from '../src/runs/endings';
+import { liveRunLifetimeMs } from '../src/runs/trigger';
 import { deleteStaleMarks } from '../src/store/live-runs';
 import { deleteExpiredCounts } from '../src/store/rate-limit-counts';
-import { announceRunClosed, retryDeferredAnnouncements } from '../src/runs/announce';
 import { unavailableDependency } from '../src/dependencies';
 import { WORKFLOW } from '../src/contract/messages';
 import type { ActivityDeps } from './deps';
@@ -19,7 +18,7 @@ const VISIBILITY_LAG_MS = 60_000;
 /** Deferred starts one pass takes on (the rest wait for the next pass). */
 const DEFERRED_STARTS_PER_PASS = 500;
 
-export function createReconcileActivities(deps: ActivityDeps) {
+export function createReconcileActivities(deps: ActivityDeps, runs: Runs) {
   /** Starts one deferred run if its record still waits for a start (1), and forgets the deferral. */
   const startDeferred = async (runId: string): Promise<number> => {
     const { models } = deps.db;
@@ -29,10 +28,10 @@ export function createReconcileActivities(deps: ActivityDeps) {
       const task = await findTask(models, { owner: record.owner, profile: record.profile, name: record.task });
       // A task of the same name made after the run's was deleted is another task: the run is not started with it.
       if (task && task._id.equals(record.task_id)) {
-        await startFromRecord({ models, temporal: deps.temporal, config: deps.config }, record, task);
+        await runs.startFromRecord(record, task);
         started = 1;
-      } else if ((await recordOutsideEnd(models, record._id, 'the task was deleted before the run could start')).written) {
-        await announceRunClosed({ models, temporal: deps.temporal, logger: deps.logger, config: deps.config }, record._id);
+      } else if ((await runs.recordOutsideEnd(record._id, 'the task was deleted before the run could start')).written) {
+        await runs.announceClosed(record._id);
       }
     }
     await clearDeferredStart(models, runId);
@@ -44,7 +43,7 @@ export function createReconcileActivities(deps: ActivityDeps) {
     const { models } = deps.db;
     const reason = `the run could not be started (its start kept failing for over ${Math.ceil(deps.config.RUN_TIMEOUT_MS / 60_000)} min)`;
     try {
-      if ((await recordOutsideEnd(models, runId, reason)).written) await announceRunClosed({ models, temporal: deps.temporal, logger: deps.logger, config: deps.config }, runId);
+      if ((await runs.recordOutsideEnd(runId, reason)).written) await runs.announceClosed(runId);
       await clearDeferredStart(models, runId);
       deps.logger.error({ run: runId }, 'reconciler gave up starting a deferred run and ended it');
     } catch (err) {
@@ -69,13 +68,12 @@ export function createReconcileActivities(deps: ActivityDeps) {
         `CloseTime >= ${quote(since.toISOString())}`,
       ].join(' AND ');
       let ended = 0;
-      const closing = { models, temporal: deps.temporal, logger: deps.logger, config: deps.config };
       for await (const workflow of deps.temporal.workflow.list({ query })) {
         Context.current().heartbeat();
-        const closed = await closeFromWorkflow(closing, workflow.workflowId, workflow.status.name as ClosedStatus, workflow);
+        const closed = await runs.closeFromWorkflow(workflow.workflowId, workflow.status.name as ClosedStatus, workflow);
         if (closed) ended++;
         // Ended by another path (a read, a stream), which may not have started its webhook delivery: a no-op if it did.
-        else await announceRunClosed(closing, workflow.workflowId);
+        else await runs.announceClosed(workflow.workflowId);
       }
       await writeServiceMark(models, key, new Date(began - VISIBILITY_LAG_MS));
       if (ended) deps.logger.info({ taskQueue: input.taskQueue, ended }, 'reconciler ended runs whose workflow closed without their end');
@@ -106,7 +104,7 @@ export function createReconcileActivities(deps: ActivityDeps) {
       }
       if (started) deps.logger.info({ started }, 'reconciler started runs whose start had failed');
       // Closed runs whose announcement failed (webhook delivery, live-run count): announced again.
-      const announced = await retryDeferredAnnouncements({ models, temporal: deps.temporal, logger: deps.logger, config: deps.config }, DEFERRED_STARTS_PER_PASS);
+      const announced = await runs.retryDeferredAnnouncements(DEFERRED_STARTS_PER_PASS);
       if (announced) deps.logger.info({ announced }, 'reconciler announced closed runs whose announcement had failed');
       // Left-overs no live run needs: live-run marks older than any run lives, rate-limit counts of past minutes.
       const swept = (await deleteStaleMarks(models, liveRunLifetimeMs(deps.config))) + (await deleteExpiredCounts(models));

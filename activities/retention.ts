@@ -1,9 +1,9 @@
 import type { RunRetentionBatch } from '../src/contract/messages';
 import { findExpiredRuns } from '../src/store/runs';
-import { deleteClosedRuns } from '../src/runs/delete';
+import type { Runs } from '../src/runs';
 import type { ActivityDeps } from './deps';
 
-export function createRetentionActivities(deps: Pick<ActivityDeps, 'db' | 'temporal' | 'logger'>) {
+export function createRetentionActivities(deps: Pick<ActivityDeps, 'db' | 'logger'>, runs: Pick<Runs, 'deleteClosed'>) {
   return {
     /**
      * Deletes up to `limit` closed runs last changed before `before` (ms): their contents, records and workflow
@@ -14,7 +14,7 @@ export function createRetentionActivities(deps: Pick<ActivityDeps, 'db' | 'tempo
       const { models } = deps.db;
       const before = new Date(input.before);
       const found = await findExpiredRuns(models, before, input.limit);
-      const deleted = await deleteClosedRuns({ models, temporal: deps.temporal, logger: deps.logger }, found, { modifiedBefore: before });
+      const deleted = await runs.deleteClosed(found, { modifiedBefore: before });
       if (deleted.length) deps.logger.info({ deleted: deleted.length, before: before.toISOString() }, 'retention deleted expired runs');
       return { deleted: deleted.length, more: found.length === input.limit };
     },

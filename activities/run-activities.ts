@@ -1,11 +1,11 @@
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { storeText } from '../src/store/run-content';
-import { recordProgress, type Recorded } from '../src/runs/recorder';
+import type { Recorded } from '../src/runs/recorder';
 import { findOpenRecord, type RunProgress } from '../src/store/runs';
 import { findTaskVersion, openTaskKey, type TaskVersionRecord } from '../src/store/tasks';
 import { createTtlCache } from '../src/ttl-cache';
-import { announceRunClosed } from '../src/runs/announce';
+import type { Runs } from '../src/runs';
 import { addModelCall, finalEntry, isTerminal } from '../src/contract/constants';
 import { isTemplateFailure, runFailure } from '../src/contract/failures';
 import type { FirstModelCall, FirstModelCallInput, ModelCallInput, ModelTurn, RunRef, StartedRun, Text, ToolOutcome, ToolSpec, Turn } from '../src/contract/types';
@@ -26,7 +26,7 @@ const ABORT_WAIT_MS = 5_000;
  * activity produces above RUN_INLINE_BYTES (the prompt, an answer, a tool's result) it stores itself and returns as
  * a reference, so history holds references; the conversation is read from the store by the model call.
  */
-export function createRunActivities(deps: ActivityDeps) {
+export function createRunActivities(deps: ActivityDeps, runs: Runs) {
   const { models } = deps.db;
   const inline = deps.config.RUN_INLINE_BYTES;
   const contents = createRunContentCache(models, deps.config.CONTENT_CACHE_MB * 1024 * 1024);
@@ -50,8 +50,6 @@ export function createRunActivities(deps: ActivityDeps) {
   };
 
   const prepare = createPrepare({ deps, contents, loadVersion, store });
-  /** What starting a closed run's webhook delivery needs (src/runs/announce.ts). */
-  const closed = { models, temporal: deps.temporal, logger: deps.logger, config: deps.config };
 
   /**
    * This process's provider and tool calls in flight, by run: a cancelled run's workflow stops them at once through
@@ -82,7 +80,7 @@ export function createRunActivities(deps: ActivityDeps) {
    * it could be neither announced nor noted for the reconciler.
    */
   const announceClosed = async (run: RunRef) => {
-    if (!(await announceRunClosed(closed, run.id))) throw new Error('the store did not answer: the run\'s close could not be announced');
+    if (!(await runs.announceClosed(run.id))) throw new Error('the store did not answer: the run\'s close could not be announced');
   };
 
   return {
@@ -92,7 +90,7 @@ export function createRunActivities(deps: ActivityDeps) {
      */
     async recordRun(input: RunProgress & { run: RunRef; transition?: boolean }): Promise<boolean> {
       const { run, transition: _transition, ...progress } = input;
-      const recorded = await recordProgress(models, run, progress);
+      const recorded = await runs.record(run, progress);
       if (!recorded.written || recorded.earlier) {
         // Found closed (the workflow may not know: see callModel), or this very write landed before (an attempt
         // whose answer was lost, a replay): whoever closed it may have stopped before announcing it.
@@ -104,7 +102,7 @@ export function createRunActivities(deps: ActivityDeps) {
       if (end) contents.forget(run);
       else if (progress.messages) await contents.saved(run, progress.messages.from, progress.messages.items);
       // Retried (a local activity) while the close can be neither announced nor noted for the reconciler.
-      if (end && !(await announceRunClosed(closed, run.id, recorded.closed))) throw new Error('the store did not answer: the run\'s close could not be announced');
+      if (end && !(await runs.announceClosed(run.id, recorded.closed))) throw new Error('the store did not answer: the run\'s close could not be announced');
       return true;
     },
 
@@ -254,8 +252,7 @@ export function createRunActivities(deps: ActivityDeps) {
     const final = finalEntry(turn.text);
     let recorded: Recorded;
     try {
-      recorded = await recordProgress(
-        models,
+      recorded = await runs.record(
         input.run,
         opening
           ? { ...opening.progress, status: 'ready', modifiedAt: finishedAt, entries: { from: 0, items: [...opening.progress.entries.items, final] }, usage }
@@ -278,7 +275,7 @@ export function createRunActivities(deps: ActivityDeps) {
     contents.forget(input.run);
     // Neither announced nor noted for the reconciler (the store stopped answering): the workflow records the end
     // itself, and its write, finding the record closed, announces it (retried until it can).
-    if (!(await announceRunClosed(closed, input.run.id, recorded.closed))) return turn;
+    if (!(await runs.announceClosed(input.run.id, recorded.closed))) return turn;
     return { ...turn, finishedAt };
   }
 

@@ -1,7 +1,7 @@
 import { ApplicationFailure, ApplicationFailureCategory } from '@temporalio/common';
 import { findRun, runWorkflowId } from '../src/store/runs';
 import { findTask } from '../src/store/tasks';
-import { triggerRun } from '../src/runs/trigger';
+import type { Runs } from '../src/runs';
 import { RateLimited } from '../src/errors';
 import { isTerminal } from '../src/contract/constants';
 import type { RunIdentity } from '../src/contract/types';
@@ -14,7 +14,7 @@ import type { ActivityDeps } from './deps';
 const END_GRACE_MS = 10 * 60_000;
 
 /** The steps of a schedule's action (workflows/scheduled-run.ts). */
-export function createScheduledRunActivities(deps: Pick<ActivityDeps, 'db' | 'temporal' | 'config' | 'logger'>) {
+export function createScheduledRunActivities(deps: Pick<ActivityDeps, 'db' | 'config' | 'logger'>, runs: Pick<Runs, 'trigger'>) {
   return {
     /**
      * Records and starts the run with the task as it is now (triggerRun: idempotent by run name). Returns null, and
@@ -29,7 +29,7 @@ export function createScheduledRunActivities(deps: Pick<ActivityDeps, 'db' | 'te
         return null;
       }
       try {
-        await triggerRun({ models, temporal: deps.temporal, config: deps.config }, task, identity.run, input.payload);
+        await runs.trigger(task, identity.run, input.payload);
       } catch (err) {
         // LIVE_RUNS_PER_USER: the action waits for a place (its retry policy), looking again when the limit says.
         if (!(err instanceof RateLimited)) throw err;

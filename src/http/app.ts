@@ -25,6 +25,7 @@ import { approvalsRouter } from './routes/approvals/router';
 import { codecRouter } from './routes/codec/router';
 import { healthRouter } from './routes/health/router';
 import { docsRouter } from './routes/docs/router';
+import { createRuns } from '../runs';
 import { createRunReader } from '../runs/live-reader';
 import { createRegistry } from '../metrics';
 import { createRateLimits } from './rate-limits';
@@ -60,7 +61,9 @@ export function createApp(deps: AppDeps): Koa {
 
   const reader = createRunReader(deps.temporal, { cacheMs: deps.config.LIVE_RUN_CACHE_MS, waitMs: deps.config.LIVE_READ_WAIT_MS });
   const limits = createRateLimits(deps.db, deps.config);
-  const runs = runService(deps, reader, limits);
+  // The run's lifecycle, built once for this process (src/runs/).
+  const lifecycle = createRuns({ models: deps.db.models, temporal: deps.temporal, logger: deps.logger, config: deps.config });
+  const runs = runService(deps, reader, limits, lifecycle);
   // The server's close (server.ts) ends the open event streams: their clients reconnect to another process.
   app.once(APP_CLOSING, () => runs.events.close());
   const metrics = createRegistry();

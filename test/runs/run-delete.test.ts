@@ -12,6 +12,7 @@ import { startFromRecord } from '../../src/runs/trigger';
 import { ensureRetentionSchedule } from '../../src/temporal/retention-schedule';
 import { retentionScheduleId } from '../../src/temporal/ids';
 import { createRetentionActivities } from '../../activities/retention';
+import { createRuns } from '../../src/runs';
 import { deleteClosedRuns } from '../../src/runs/delete';
 
 /** What the raw collections hold of a run: its record, its pages, its stored texts. */
@@ -257,7 +258,7 @@ describe('runs: delete and retention', () => {
     await age(recent.id, 300);
 
     // One batch of one: one of the two expired runs goes, and the activity says more may be left.
-    const activities = createRetentionActivities({ db, temporal, logger });
+    const activities = createRetentionActivities({ db, logger }, createRuns({ models: db.models, temporal, logger, config: getStack().config }));
     expect(await activities.deleteExpiredRuns({ before: Date.now() - 365 * DAY_MS, limit: 1 })).to.deep.equal({ deleted: 1, more: true });
     const left = (await stored(old1.id)).runs + (await stored(old2.id)).runs;
     expect(left).to.equal(1);

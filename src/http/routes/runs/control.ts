@@ -2,9 +2,9 @@ import { WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/cl
 import { ApplicationFailure } from '@temporalio/common';
 import { conflict, notFound } from '../../../errors';
 import { findRun, type RunRecord } from '../../../store/runs';
-import { closeAndAnnounce, closeFromWorkflow, closedStatusName, GONE_REASON } from '../../../runs/endings';
+import type { Runs } from '../../../runs';
+import { closedStatusName, GONE_REASON } from '../../../runs/endings';
 import { describeRunExecution } from '../../../runs/executions';
-import type { AnnounceDeps } from '../../../runs/announce';
 import { approvalUpdate, cancelSignal } from '../../../contract/messages';
 import { isTerminal } from '../../../contract/constants';
 import { APPROVAL_FAILURE } from '../../../contract/failures';
@@ -18,8 +18,8 @@ const runClosed = (run: string) => conflict(`run "${run}" has already ended`, 'r
  * signal, an update), which is the run's only writer; `changed` tells the reads of this process to forget what they
  * hold of the run. Throws 404 for an unknown run, 409 `run_closed` for a run that has ended.
  */
-export function runControl(deps: AnnounceDeps, changed: (runId: string) => void) {
-  const { models, temporal } = deps;
+export function runControl(runs: Runs, changed: (runId: string) => void) {
+  const { models, temporal } = runs.deps;
 
   /** The run's record as the store has it now (not a cached copy: a closed run must answer 409 at once). */
   const liveRecord = async (id: RunIdentity): Promise<RunRecord> => {
@@ -36,7 +36,7 @@ export function runControl(deps: AnnounceDeps, changed: (runId: string) => void)
    */
   const withoutWorkflow = async (record: RunRecord, id: RunIdentity, by: string | undefined): Promise<void> => {
     if (!record.started && by !== undefined) {
-      if (await closeAndAnnounce(deps, record._id, `cancelled by ${by}`)) {
+      if (await runs.close(record._id, `cancelled by ${by}`)) {
         // A trigger that read the record pending may be starting its workflow right now: told too, it ends itself.
         await temporal.workflow.getHandle(record._id).signal(cancelSignal, { by }).catch(() => undefined);
         changed(record._id);
@@ -52,8 +52,8 @@ export function runControl(deps: AnnounceDeps, changed: (runId: string) => void)
         throw err;
       });
     const status = execution && closedStatusName(execution.raw.workflowExecutionInfo?.status ?? 0);
-    if (!execution) await closeAndAnnounce(deps, record._id, GONE_REASON);
-    else if (status) await closeFromWorkflow(deps, record._id, status, execution);
+    if (!execution) await runs.close(record._id, GONE_REASON);
+    else if (status) await runs.closeFromWorkflow(record._id, status, execution);
     changed(record._id);
     throw runClosed(id.run);
   };

@@ -7,7 +7,8 @@ import { resolveEntry, StoredContentMissing } from '../../../store/run-content';
 import { entryCount, findRun, listRuns, readEntries, runCursor, runWorkflowId, type RunRecord } from '../../../store/runs';
 import { createTextCache } from '../../../store/text-cache';
 import { createTtlCache } from '../../../ttl-cache';
-import { closeAndAnnounce, closeFromWorkflow, GONE_REASON } from '../../../runs/endings';
+import type { Runs } from '../../../runs';
+import { GONE_REASON } from '../../../runs/endings';
 import type { LiveView, RunReader } from '../../../runs/live-reader';
 import { isTerminal } from '../../../contract/constants';
 import type { HeldEntry, ResultEntry, RunIdentity } from '../../../contract/types';
@@ -36,7 +37,7 @@ export type CurrentRun =
  * run whose workflow closed without recording its end, and heals a lost start. Large contents are stored apart from
  * the entries (references): they are loaded here, and cached, since they never change.
  */
-export function runReads(deps: AppDeps, reader: RunReader, healLostStart: (record: RunRecord) => Promise<void>) {
+export function runReads(deps: AppDeps, lifecycle: Runs, reader: RunReader, healLostStart: (record: RunRecord) => Promise<void>) {
   const { models } = deps.db;
   const cacheChars = Math.floor((deps.config.CONTENT_CACHE_MB * 1024 * 1024) / 2);
   // Run records as reads see them, kept for RUN_RECORD_CACHE_MS (refreshed ahead while polled): polls cost no database
@@ -49,7 +50,6 @@ export function runReads(deps: AppDeps, reader: RunReader, healLostStart: (recor
   /** A live run's rendered body, per query answer (the reader hands out the same view until it refreshes). */
   const liveBodies = new WeakMap<LiveView, string>();
 
-  const announcing = { models, temporal: deps.temporal, logger: deps.logger, config: deps.config };
 
   const resolve = (entries: HeldEntry[]): Promise<ResultEntry[]> => Promise.all(entries.map((e) => resolveEntry(e, texts.load)));
   const storedEntries = (record: RunRecord) => ({
@@ -126,8 +126,8 @@ export function runReads(deps: AppDeps, reader: RunReader, healLostStart: (recor
     const gone = live.kind === 'gone';
     const settled = live.kind === 'closed' || (gone && record.started);
     // The close keeps what this process's reads and streams showed of the workflow (entries it held unwritten).
-    if (live.kind === 'closed') await closeFromWorkflow(announcing, runId, live.status, undefined, live.entries);
-    else if (settled) await closeAndAnnounce(announcing, runId, GONE_REASON, live.entries);
+    if (live.kind === 'closed') await lifecycle.closeFromWorkflow(runId, live.status, undefined, live.entries);
+    else if (settled) await lifecycle.close(runId, GONE_REASON, live.entries);
     // The heal is a read's extra: its failure, whatever Temporal answered, never fails the read, which serves the
     // record (and the next read tries the heal again).
     else if (gone) await healLostStart(record).catch((err: unknown) => deps.logger.warn({ run: runId, err }, 'could not start a run whose start was lost; the next read tries again'));

@@ -7,7 +7,7 @@ import { RateLimited } from '../../../errors';
 import { revocationLookup, type RevocationLookup } from '../../../store/signed-urls';
 import { findTask, type TaskRecord, type TaskRef } from '../../../store/tasks';
 import { createTtlCache } from '../../../ttl-cache';
-import { healLostStart, triggerRun } from '../../../runs/trigger';
+import type { Runs } from '../../../runs';
 import type { RunReader } from '../../../runs/live-reader';
 import type { AppDeps } from '../../deps';
 import { whenUnavailable } from '../../middleware/deadline';
@@ -17,9 +17,8 @@ import { deleteClosedRun } from './delete';
 import { runEvents } from './events';
 
 /** What both variants' run routes share: load the task, trigger, read one run, list runs. */
-export function runService(deps: AppDeps, reader: RunReader, limits: RateLimits) {
+export function runService(deps: AppDeps, reader: RunReader, limits: RateLimits, lifecycle: Runs) {
   const { models } = deps.db;
-  const startDeps = { models, temporal: deps.temporal, config: deps.config };
   // What a trigger looks up (the task, the URL's revocations) is kept for TRIGGER_CACHE_MS: a burst of triggers costs
   // the database one insert each. Changes made through this process take effect at once, through others within it.
   const triggerTasks = createTtlCache<TaskRecord | null>(deps.config.TRIGGER_CACHE_MS);
@@ -30,14 +29,16 @@ export function runService(deps: AppDeps, reader: RunReader, limits: RateLimits)
     const ref = { owner, profile, name };
     return triggerTasks.get(taskKey(ref), () => findTask(models, ref));
   };
-  const reads = runReads(deps, reader, (record) => healLostStart(startDeps, record, () => findTaskForTrigger(record.owner, record.profile, record.task)));
+  const reads = runReads(deps, lifecycle, reader, (record) => lifecycle.healLostStart(record, () => findTaskForTrigger(record.owner, record.profile, record.task)));
 
-  const control = runControl({ models, temporal: deps.temporal, logger: deps.logger, config: deps.config }, (runId) => {
+  const control = runControl(lifecycle, (runId) => {
     reads.forgetRecords(runId);
     reader.forget(runId);
   });
 
   return {
+    /** The run's lifecycle this API process built once (src/runs/). */
+    lifecycle,
     read: reads.read,
     list: reads.list,
     /** `GET <run path>/events`: the run as Server-Sent Events, its live reads shared with polls (events.ts). */
@@ -46,7 +47,7 @@ export function runService(deps: AppDeps, reader: RunReader, limits: RateLimits)
     decide: control.decide,
     /** Deletes a closed run (404 when there is none, 409 `run_live` while it runs); this process forgets it at once. */
     async deleteRun(id: Parameters<typeof deleteClosedRun>[1]) {
-      reads.forgetRun(await deleteClosedRun(deps, id));
+      reads.forgetRun(await deleteClosedRun(lifecycle, id));
     },
     /** This process serves a deleted task's runs as gone at once (others within RUN_RECORD_CACHE_MS). */
     forgetTask(ref: TaskRef) {
@@ -96,7 +97,7 @@ export function runService(deps: AppDeps, reader: RunReader, limits: RateLimits)
       // Cut at the request's deadline (middleware/deadline.ts), the 503 names the run as this one's own does.
       whenUnavailable(ctx, { extra: { run, url }, hint: `the run "${run}" may have been recorded: retry with the same run name and it runs once` });
       try {
-        ({ created } = await triggerRun(startDeps, task, run, payload));
+        ({ created } = await lifecycle.trigger(task, run, payload));
         if (!created) await giveBack();
       } catch (err) {
         await giveBack();
