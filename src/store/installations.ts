@@ -1,8 +1,7 @@
-import type { Types } from 'mongoose';
 import { badRequest, conflict, notFound } from '../errors';
 import { isDuplicateKey } from './connect';
 import { markInstallsChanged } from './install-changes';
-import type { Models } from './models';
+import type { InstallationDoc, Models } from './models';
 import { loadModule } from './modules';
 import { getProfile } from './profiles';
 import { openJson, sealJson, type Keyring, type SealedSecret } from './secrets';
@@ -11,22 +10,12 @@ import { findServlet, findVisibleServlet, fromServletDoc, type ServletRecord, ty
 /** `"*"`: every tool of the servlet; else the names (as its schema gives them) of the tools that need approval. */
 export type ToolApproval = '*' | string[];
 
-export interface InstallRecord {
-  _id: Types.ObjectId;
-  owner: string;
-  profile: string;
-  name: string;
-  servlet_owner: string;
-  servlet_name: string;
-  /** Sealed JSON of the string map handed to the servlet as Extism config; null when empty. */
-  config: SealedSecret | null;
-  /** null: every host outside the blocklist; []: no network; else host globs. */
-  domains: string[] | null;
-  /** The tools whose calls wait for a person's decision; null (or absent, in installs written before it) = none. */
-  approval?: ToolApproval | null;
-  created_at: Date;
-  modified_at: Date;
-}
+/**
+ * An install as stored (models.ts's schema), with the types its mixed and sealed fields hold: `config` the sealed JSON
+ * of the string map handed to the servlet as Extism config (null when empty), `domains` null for every host outside
+ * the blocklist ([] no network, else host globs), `approval` the tools whose calls wait for a person's decision.
+ */
+export type InstallRecord = Omit<InstallationDoc, 'config' | 'domains' | 'approval'> & { config: SealedSecret | null; domains: string[] | null; approval?: ToolApproval | null };
 
 /** An install with its servlet and its configuration opened: for the profile's owner only. */
 export interface InstallView {

@@ -1,4 +1,4 @@
-import { Schema, type Connection } from 'mongoose';
+import { Schema, type Connection, type InferSchemaType, type Types } from 'mongoose';
 
 /**
  * Every collection, registered on one connection. Only what both MongoDB and FerretDB support: plain unique
@@ -349,3 +349,8 @@ export function registerModels(conn: Connection) {
 }
 
 export type Models = ReturnType<typeof registerModels>;
+
+/** Documents as stored, derived from their schemas (the store's record types pick from these; none is written by hand). */
+export type UserDoc = InferSchemaType<typeof user>;
+export type ProfileDoc = InferSchemaType<typeof profile>;
+export type InstallationDoc = InferSchemaType<typeof installation> & { _id: Types.ObjectId };

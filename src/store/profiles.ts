@@ -1,16 +1,10 @@
 import { conflict, notFound } from '../errors';
 import { isDuplicateKey } from './connect';
 import { keysetQuery, type Page, type PageRequest } from './keyset';
-import type { Models } from './models';
+import type { Models, ProfileDoc } from './models';
 
-export interface ProfileRecord {
-  owner: string;
-  name: string;
-  description: string;
-  is_public: boolean;
-  created_at: Date;
-  modified_at: Date;
-}
+/** A profile as the API shows it (the stored document's fields but its id and its installs' last change). */
+export type ProfileRecord = Pick<ProfileDoc, 'owner' | 'name' | 'description' | 'is_public' | 'created_at' | 'modified_at'>;
 
 /** Every user has it (created with the user); it cannot be deleted. */
 export const DEFAULT_PROFILE = 'default';

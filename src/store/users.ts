@@ -1,10 +1,7 @@
-import type { Models } from './models';
+import type { Models, UserDoc } from './models';
 
-export interface UserRecord {
-  username: string;
-  emails: Array<{ email: string; primary: boolean; verified: boolean }>;
-  created_at: Date;
-}
+/** A user as the API shows it: the stored document's fields, each email's given in full. */
+export type UserRecord = Pick<UserDoc, 'username' | 'created_at'> & { emails: Array<{ email: string; primary: boolean; verified: boolean }> };
 
 /** The user, or null. Users are created by the session helper (store/sessions.ts ensureUser). */
 export async function findUser(models: Models, username: string): Promise<UserRecord | null> {
