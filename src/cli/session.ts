@@ -12,7 +12,8 @@ import { loadHelperSettings } from './dev-stack-file';
 const USAGE = `Usage:
   npm run session -- create --user NAME              create a session (and the user if new); prints "Session: <id>"
   npm run session -- list --user NAME                list the user's sessions by hint (the id's last 6 characters)
-  npm run session -- revoke --user NAME --id HINT    revoke one session (its hint as listed, or its full id)
+  npm run session -- revoke --user NAME --id=HINT    revoke one session (its hint as listed, or its full id; with
+                                                     "=", since a hint may start with "-")
   npm run session -- revoke --user NAME --all        revoke every session of the user
 
 Send the id as a cookie: Cookie: sessionId=<id>. Sessions expire after SESSION_TTL_HOURS.

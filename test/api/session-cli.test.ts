@@ -49,7 +49,7 @@ describe('the session helper (npm run session)', function () {
     const listed = await sessionCli(['list', '--user', username]);
     expect(listed.stdout).to.contain(id.slice(-6)).and.contain('active');
     expect(listed.stdout).not.to.contain(id);
-    const revoked = await sessionCli(['revoke', '--user', username, '--id', id.slice(-6)]);
+    const revoked = await sessionCli(['revoke', '--user', username, `--id=${id.slice(-6)}`]);
     expect(revoked.code).to.equal(0);
     expect(revoked.stdout).to.contain('Revoked 1 session');
     expect((await sessionCli(['list', '--user', username])).stdout).to.contain('revoked');

@@ -17,7 +17,7 @@ describe('runs: schedules under concurrent requests', () => {
     for (const ref of made) await getStack().temporal.schedule.getHandle(taskScheduleId(ref)).delete().catch(() => undefined);
   });
 
-  it('answers reads racing a delete with the schedule as it was or 404, never a 5xx', async function () {
+  it('answers reads racing a delete with the schedule as it was or 404 (or 503 naming Temporal when it is slow), never a 500', async function () {
     this.timeout(120_000);
     const { api, username } = await signedIn('schr');
     await createTask(api, 'default', 'race');
@@ -33,7 +33,10 @@ describe('runs: schedules under concurrent requests', () => {
       expect(deleted.status, deleted.text).to.equal(204);
       for (const res of answers) {
         statuses.push(res.status);
-        expect(res.status, `${res.text} ${lastFailure()}`).to.be.oneOf([200, 404]);
+        // A Temporal too slow to answer in time (a loaded machine) is a 503 naming it, which a client retries; the race
+        // itself must never give anything else: not a 500, not another error of Temporal's.
+        if (res.status === 503) expect(res.body.error.code, res.text).to.equal('temporal_unavailable');
+        else expect(res.status, `${res.text} ${lastFailure()}`).to.be.oneOf([200, 404]);
         if (res.status === 200 && res.body.name) expect(res.body).to.include({ name: schedule, every: '1h', paused: true });
       }
       expect((await api.get(pathB('race', schedule))).status).to.equal(404);
