@@ -73,6 +73,9 @@ export async function startBenchStack(options: { profileDir?: string; heapSnapsh
     OPENAI_API_KEY: 'sk-bench-operator',
     // The long part's run has 50 tool turns and a final answer; the other parts' runs take one turn.
     RUN_MAX_TURNS: '100',
+    // The bench client stands in for many clients from one address (200 pollers, 32 runs in flight): no cap on its
+    // connections.
+    CONNECTIONS_PER_ADDRESS: '0',
   };
   // `--profile`: V8 CPU profiles of the API and the worker, one per thread (the worker runs workflows in threads of its
   // own), written when they exit; open them in Chrome DevTools.

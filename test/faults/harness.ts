@@ -71,6 +71,8 @@ const SERVICE_SETTINGS = {
   PROVIDER_RETRY_MAX_MS: '3000',
   PROVIDER_MAX_ATTEMPTS: '10',
   SERVLET_CALL_TIMEOUT_MS: '6000',
+  // The suite's one client stands in for many (200 triggers at once): no cap on the connections of its address.
+  CONNECTIONS_PER_ADDRESS: '0',
 };
 
 /**
