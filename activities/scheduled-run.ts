@@ -6,12 +6,9 @@ import { RateLimited } from '../src/errors';
 import { isTerminal } from '../src/contract/constants';
 import type { RunIdentity } from '../src/contract/types';
 import type { ActivityDeps } from './deps';
+import { SCHEDULE_FAILURE } from '../src/contract/failures';
+import { liveRunLifetimeMs } from '../src/runs/trigger';
 
-/**
- * Past a run's time limit, how long its end may still take to be recorded: a stuck workflow is ended 5 minutes after
- * it (runs/trigger.ts), then the reconciler records it within its interval.
- */
-const END_GRACE_MS = 10 * 60_000;
 
 /** The steps of a schedule's action (workflows/scheduled-run.ts). */
 export function createScheduledRunActivities(deps: Pick<ActivityDeps, 'db' | 'config' | 'logger'>, runs: Pick<Runs, 'trigger'>) {
@@ -33,7 +30,7 @@ export function createScheduledRunActivities(deps: Pick<ActivityDeps, 'db' | 'co
       } catch (err) {
         // LIVE_RUNS_PER_USER: the action waits for a place (its retry policy), looking again when the limit says.
         if (!(err instanceof RateLimited)) throw err;
-        throw ApplicationFailure.create({ type: 'LiveRunsLimit', message: err.message, category: ApplicationFailureCategory.BENIGN, nextRetryDelay: err.retryAfterSeconds * 1000 });
+        throw ApplicationFailure.create({ type: SCHEDULE_FAILURE.liveRunsLimit, message: err.message, category: ApplicationFailureCategory.BENIGN, nextRetryDelay: err.retryAfterSeconds * 1000 });
       }
       return { runId: runWorkflowId(identity) };
     },
@@ -47,12 +44,11 @@ export function createScheduledRunActivities(deps: Pick<ActivityDeps, 'db' | 'co
       const record = await findRun(deps.db.models, input.runId);
       if (!record) return 'deleted';
       if (isTerminal(record.status)) return record.status;
-      const { RUN_TIMEOUT_MS, RECONCILE_INTERVAL_MS } = deps.config;
-      if (Date.now() > record.created_at.getTime() + RUN_TIMEOUT_MS + RECONCILE_INTERVAL_MS + END_GRACE_MS) {
+      if (Date.now() > record.created_at.getTime() + liveRunLifetimeMs(deps.config)) {
         deps.logger.warn({ run: input.runId, status: record.status }, 'scheduled run still open past its time limit: its schedule no longer waits for it');
         return `${record.status} past its time limit`;
       }
-      throw ApplicationFailure.create({ type: 'RunStillOpen', message: `the run is ${record.status}`, category: ApplicationFailureCategory.BENIGN });
+      throw ApplicationFailure.create({ type: SCHEDULE_FAILURE.runStillOpen, message: `the run is ${record.status}`, category: ApplicationFailureCategory.BENIGN });
     },
   };
 }

@@ -1,7 +1,7 @@
 import { ActivityFailure, ApplicationFailure, isCancellation, proxyActivities, proxyLocalActivities, sleep, uuid4, workflowInfo } from '@temporalio/workflow';
 import type { RunActivities } from '../activities/run-activities';
 import { LEVEL, toolTaskQueue } from '../src/contract/constants';
-import { readFailure } from '../src/contract/failures';
+import { readFailure, RUN_CLOSED } from '../src/contract/failures';
 import type { ModelCallInput, ModelTurn, PreparedRun, RunInput, RunRef, RunStatus, ToolOutcome } from '../src/contract/types';
 import { ABORT, providerCall, RECORD, TOOL_CALL } from './limits';
 import { RunFailed, type RunClock } from './run-clock';
@@ -17,7 +17,7 @@ export class ClosedElsewhere extends Error {}
 
 /** The activity's `RunClosed` (activities found the record closed): the run ended elsewhere. */
 export const closedElsewhere = (err: unknown) =>
-  err instanceof ClosedElsewhere || (err instanceof ActivityFailure && err.cause instanceof ApplicationFailure && err.cause.type === 'RunClosed');
+  err instanceof ClosedElsewhere || (err instanceof ActivityFailure && err.cause instanceof ApplicationFailure && err.cause.type === RUN_CLOSED);
 
 /** A model's answer, with when it ended the run when the call recorded that end itself. */
 export type Answer = ModelTurn & { finishedAt?: number };

@@ -33,6 +33,9 @@ export const FAILURES = {
 
 export type FailureType = keyof typeof FAILURES;
 
+/** The record was closed by another writer: the workflow takes the record's account (workflows/run-steps.ts). */
+export const RUN_CLOSED: FailureType = 'RunClosed';
+
 /**
  * The template's failures: thrown only while a run is prepared, before it writes anything, and the same however often
  * it is prepared (the task version and trigger data never change): the run's end, never worth preparing again.

@@ -1,5 +1,5 @@
 import mongoose, { type Types } from 'mongoose';
-import type { HeldEntry, Message, RunIdentity, RunStatus, RunUsage } from '../contract/types';
+import type { HeldEntry, Message, RunIdentity, RunRef, RunStatus, RunUsage } from '../contract/types';
 import { isTerminal, runWorkflowId, TERMINAL } from '../contract/constants';
 import { isDuplicateKey, retryWhileBusy } from './connect';
 import { keysetCursor, keysetQuery, type PageRequest } from './keyset';
@@ -139,7 +139,7 @@ export async function updateRunIfReturning(models: Models, runId: string, condit
  * Claims the end of `run` (this run of the name) with the record's update `set`: the first claim of a run wins, by its
  * unique `_id`. Returns `won`, or the claim already there (its update, which may be this very one made again).
  */
-export async function claimRunEnd(models: Models, run: { id: string; createdAt: number }, set: Record<string, unknown>): Promise<'won' | { set: Record<string, unknown>; same: boolean }> {
+export async function claimRunEnd(models: Models, run: RunRef, set: Record<string, unknown>): Promise<'won' | { set: Record<string, unknown>; same: boolean }> {
   const setJson = EJSON.stringify(set);
   const _id = `${run.id}@${run.createdAt}`;
   try {
@@ -172,7 +172,7 @@ export async function explainCondition(models: Models, runId: string, condition:
  * `run`'s record while it is open (what a write of it needs to know); null when it is closed, gone, or another run
  * of the name (deleted and triggered again since).
  */
-export async function findOpenRecord(models: Models, run: { id: string; createdAt: number }): Promise<WrittenRun | null> {
+export async function findOpenRecord(models: Models, run: RunRef): Promise<WrittenRun | null> {
   const current = (await models.Run.collection.findOne({ _id: run.id as never }, { projection: WRITTEN_RUN })) as WrittenRun | null;
   if (!current || isTerminal(current.status) || current.created_at.getTime() !== run.createdAt) return null;
   return current;
