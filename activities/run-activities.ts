@@ -1,7 +1,6 @@
 import { Context } from '@temporalio/activity';
-import { ApplicationFailure } from '@temporalio/common';
 import { storeText } from '../src/store/run-content';
-import type { Recorded } from '../src/runs/recorder';
+import { deferStart, startWithEnd, type Recorded } from '../src/runs/recorder';
 import { findOpenRecord, type RunProgress } from '../src/store/runs';
 import { findTaskVersion, openTaskKey, type TaskVersionRecord } from '../src/store/tasks';
 import { createTtlCache } from '../src/ttl-cache';
@@ -194,32 +193,11 @@ export function createRunActivities(deps: ActivityDeps, runs: Runs) {
     },
   };
 
-  /**
-   * A first call's write of `running` (`opening.open`), begun RUN_START_WRITE_DELAY_MS after the call unless `made()`
-   * is called first. `made()` stops it if it has not begun and tells whether the record has the run's start: false when
-   * it was not begun or failed in the store (the caller writes the start, alone or with the end); throws RunClosed
-   * when the write found the record closed.
-   */
+  /** A first call's write of `running` (`opening.open`), deferred by RUN_START_WRITE_DELAY_MS (the recorder's deferStart). */
   function delayedOpen(run: RunRef, opening: Opening) {
-    let begun: Promise<boolean> | undefined;
-    const timer = setTimeout(() => {
-      begun = opening.open().then(
-        () => true,
-        (err: unknown) => {
-          if (err instanceof ApplicationFailure) throw err;
-          deps.logger.warn({ run: run.id, err }, 'could not record a run as running during its first model call; it is written with the call\'s outcome');
-          return false;
-        },
-      );
-      begun.catch(() => undefined);
-    }, deps.config.RUN_START_WRITE_DELAY_MS);
-    return {
-      opening,
-      async made(): Promise<boolean> {
-        clearTimeout(timer);
-        return begun ?? false;
-      },
-    };
+    const onStoreFailure = (err: unknown) =>
+      deps.logger.warn({ run: run.id, err }, 'could not record a run as running during its first model call; it is written with the call\'s outcome');
+    return { opening, ...deferStart(() => opening.open(), deps.config.RUN_START_WRITE_DELAY_MS, onStoreFailure) };
   }
 
   /**
@@ -255,7 +233,7 @@ export function createRunActivities(deps: ActivityDeps, runs: Runs) {
       recorded = await runs.record(
         input.run,
         opening
-          ? { ...opening.progress, status: 'ready', modifiedAt: finishedAt, entries: { from: 0, items: [...opening.progress.entries.items, final] }, usage }
+          ? startWithEnd(opening.progress, { status: 'ready', modifiedAt: finishedAt, entry: final, usage })
           : { status: 'ready', modifiedAt: finishedAt, entries: { from: input.entriesFrom, items: [final] }, usage },
       );
     } catch (err) {

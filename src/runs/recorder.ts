@@ -1,3 +1,4 @@
+import { ApplicationFailure } from '@temporalio/common';
 import type { Models } from '../store/models';
 import type { PageVersions } from '../store/run-content';
 import {
@@ -143,3 +144,37 @@ async function lostCondition(models: Models, run: RunRef, progress: RunProgress)
 }
 
 export { conditionFilter };
+
+/**
+ * The "start with its end" optimisation, inside the recorder: a run's first model call defers the write of its start
+ * (`running`, the first entries and the prompt: `write`) by `delayMs`. A model that answers sooner has the start written
+ * with the run's end (`startWithEnd`), one write of the record instead of two; a slower one has the start written at
+ * the delay, as readers expect. `made()` stops the write if it has not begun and tells whether the record has the
+ * start: false when it was not begun or failed in the store (the caller writes it, alone or with the end); it throws
+ * the write's own failure (RunClosed: the record was found closed). `onStoreFailure` hears a failure of the store.
+ */
+export function deferStart(write: () => Promise<void>, delayMs: number, onStoreFailure: (err: unknown) => void) {
+  let begun: Promise<boolean> | undefined;
+  const timer = setTimeout(() => {
+    begun = write().then(
+      () => true,
+      (err: unknown) => {
+        if (err instanceof ApplicationFailure) throw err;
+        onStoreFailure(err);
+        return false;
+      },
+    );
+    begun.catch(() => undefined);
+  }, delayMs);
+  return {
+    async made(): Promise<boolean> {
+      clearTimeout(timer);
+      return begun ?? false;
+    },
+  };
+}
+
+/** One write of a run's start (its first entries, from 0) and its end (`entry` after them). */
+export function startWithEnd(start: RunProgress, end: Pick<RunProgress, 'status' | 'modifiedAt' | 'usage'> & { entry: HeldEntry }): RunProgress {
+  return { ...start, status: end.status, modifiedAt: end.modifiedAt, entries: { from: 0, items: [...start.entries.items, end.entry] }, usage: end.usage };
+}
