@@ -1,6 +1,7 @@
 import { randomInt } from 'node:crypto';
 import { isDuplicateKey, retryWhileBusy } from './connect';
 import type { Models } from './models';
+import { shuffled } from './shuffled';
 
 /**
  * LIVE_RUNS_PER_USER. A user's live runs hold places: documents of `live_runs` whose `_id` is `<owner>:<slot>`, with
@@ -81,13 +82,4 @@ export async function releaseLiveRunsOf(models: Models, runId: string): Promise<
 export async function deleteStaleMarks(models: Models, staleMs: number): Promise<number> {
   const { deletedCount } = await models.LiveRun.collection.deleteMany({ at: { $lt: new Date(Date.now() - staleMs) } });
   return deletedCount;
-}
-
-function shuffled<T>(items: T[]): T[] {
-  const out = [...items];
-  for (let i = out.length - 1; i > 0; i--) {
-    const j = randomInt(i + 1);
-    [out[i], out[j]] = [out[j]!, out[i]!];
-  }
-  return out;
 }

@@ -1,6 +1,6 @@
-import { randomInt } from 'node:crypto';
 import { isDuplicateKey, retryWhileBusy } from './connect';
 import type { Models } from './models';
+import { shuffled } from './shuffled';
 
 /**
  * Which schedules a task has, and how many it may have. Each schedule holds a place: a document of `task_schedules`
@@ -72,13 +72,4 @@ export async function releaseSchedulePlace(models: Models, t: ScheduledTask, nam
  */
 export async function releaseSchedulePlaces(models: Models, t: ScheduledTask, limit: number): Promise<void> {
   await retryWhileBusy(() => models.TaskSchedule.collection.deleteMany({ _id: { $in: [...placeIds(t, limit), taskKey(t)] as never[] } }));
-}
-
-function shuffled<T>(items: T[]): T[] {
-  const out = [...items];
-  for (let i = out.length - 1; i > 0; i--) {
-    const j = randomInt(i + 1);
-    [out[i], out[j]] = [out[j]!, out[i]!];
-  }
-  return out;
 }
