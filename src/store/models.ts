@@ -354,3 +354,7 @@ export type Models = ReturnType<typeof registerModels>;
 export type UserDoc = InferSchemaType<typeof user>;
 export type ProfileDoc = InferSchemaType<typeof profile>;
 export type InstallationDoc = InferSchemaType<typeof installation> & { _id: Types.ObjectId };
+export type TaskDoc = InferSchemaType<typeof task> & { _id: Types.ObjectId };
+export type TaskVersionDoc = InferSchemaType<typeof taskVersion>;
+export type ServletDoc = InferSchemaType<typeof servlet>;
+export type ModuleDoc = InferSchemaType<typeof moduleBlob>;

@@ -1,5 +1,5 @@
 import { isDuplicateKey } from './connect';
-import type { Models } from './models';
+import type { ModuleDoc, Models } from './models';
 
 /**
  * Servlet modules, stored once per content address (sha256 hex of the bytes). A module larger than one document
@@ -10,12 +10,6 @@ import type { Models } from './models';
 /** Well under the 16 MiB document limit, leaving room for the document's other fields. */
 export const MODULE_CHUNK_BYTES = 4 * 1024 * 1024;
 
-interface ModuleDoc {
-  content_address: string;
-  size: number;
-  data: Buffer;
-  chunks: number;
-}
 
 /** Stores the bytes under their address unless they are already there. Safe to call concurrently. */
 export async function storeModule(models: Models, contentAddress: string, bytes: Uint8Array, now = new Date()): Promise<void> {

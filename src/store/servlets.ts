@@ -2,7 +2,7 @@ import { isDuplicateKey } from './connect';
 import { escapeKeys, unescapeKeys } from './document-keys';
 import { markInstallsChanged } from './install-changes';
 import { keysetQuery, type Page, type PageRequest } from './keyset';
-import type { Models } from './models';
+import type { Models, ServletDoc } from './models';
 import { releaseModule, storeModule } from './modules';
 
 export const VISIBILITIES = ['public', 'private'] as const;
@@ -20,14 +20,8 @@ export interface ServletRef {
   name: string;
 }
 
-export interface ServletRecord extends ServletRef {
-  description: string;
-  visibility: Visibility;
-  content_address: string;
-  schema: { tools: ToolRecord[] };
-  created_at: Date;
-  modified_at: Date;
-}
+/** A servlet as the API shows it: the stored document's fields (models.ts) with its visibility and described tools typed. */
+export type ServletRecord = Pick<ServletDoc, 'owner' | 'name' | 'description' | 'content_address' | 'created_at' | 'modified_at'> & { visibility: Visibility; schema: { tools: ToolRecord[] } };
 
 const fields = {
   _id: 0,

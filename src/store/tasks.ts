@@ -4,7 +4,7 @@ import { deprecatedModels } from '../model-deprecations';
 import { badRequest, conflict } from '../errors';
 import { isDuplicateKey } from './connect';
 import { keysetQuery, type Page, type PageRequest } from './keyset';
-import type { Models } from './models';
+import type { Models, TaskDoc, TaskVersionDoc } from './models';
 import { getProfile } from './profiles';
 import { open, seal, type Keyring, type SealedSecret } from './secrets';
 import { resolveWebhook, type StoredWebhook, type WebhookChange } from './webhooks';
@@ -41,24 +41,15 @@ export interface TaskRef {
   name: string;
 }
 
-export interface TaskRecord extends TaskRef, TaskSpec {
-  _id: Types.ObjectId;
-  /** Sealed provider key, or null: runs use the operator's key for the runner. */
-  key: SealedSecret | null;
-  /** Completion webhook (store/webhooks.ts); absent or null: none. */
-  webhook?: StoredWebhook | null;
-  version: number;
-  created_at: Date;
-  modified_at: Date;
-}
+/**
+ * A task as stored (models.ts's schema), with the types its mixed and sealed fields hold: `key` the sealed provider
+ * key (null: runs use the operator's key for the runner), `webhook` the completion webhook (store/webhooks.ts;
+ * absent or null: none), and the spec's runner and limits.
+ */
+export type TaskRecord = Omit<TaskDoc, keyof TaskSpec | 'key' | 'webhook'> & TaskRef & TaskSpec & { key: SealedSecret | null; webhook?: StoredWebhook | null };
 
-/** The task as one run sees it, whatever happens to the task afterwards. */
-export interface TaskVersionRecord extends TaskSpec {
-  task_id: Types.ObjectId;
-  version: number;
-  key: SealedSecret | null;
-  created_at: Date;
-}
+/** The task as one run sees it, whatever happens to the task afterwards (models.ts's task_versions schema). */
+export type TaskVersionRecord = Omit<TaskVersionDoc, keyof TaskSpec | 'key'> & TaskSpec & { key: SealedSecret | null };
 
 /**
  * The key part of a save: a string sets the task's own key; null drops it (runs then use the operator's key);
