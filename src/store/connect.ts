@@ -21,8 +21,19 @@ export async function connectDb(url: string, options: { timeoutMs?: number } = {
   const conn = mongoose.createConnection(url, { ...bounds, autoIndex: false });
   await conn.asPromise();
   const models = registerModels(conn);
-  await Promise.all(Object.values(models).map((model) => model.createIndexes()));
+  // FerretDB (on SQLite) finds documents by `_id` alone and scans the collection for any other filter, so an index
+  // that is not unique is never used there and only costs every write of the collection (each index expression is
+  // evaluated over the whole document). On FerretDB only unique indexes are built: they carry the idempotency rules.
+  const ferret = 'ferretdbVersion' in (await conn.db!.admin().command({ buildInfo: 1 }));
+  await Promise.all(Object.values(models).map((model) => (ferret ? createUniqueIndexes(model) : model.createIndexes())));
   return { conn, models, close: () => conn.close() };
+}
+
+/** The unique indexes of a model's schema (those of its paths' `unique` and of `schema.index(…, { unique })`). */
+async function createUniqueIndexes(model: Models[keyof Models]): Promise<void> {
+  for (const [fields, options] of model.schema.indexes()) {
+    if (options?.unique) await model.collection.createIndex(fields as Record<string, 1 | -1>, options as Record<string, unknown>);
+  }
 }
 
 /**
