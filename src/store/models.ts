@@ -146,13 +146,13 @@ const runPage = new Schema(
 /**
  * A run's end, claimed before it is written to the record (runs.ts claimRunEnd): `_id` `<run _id>@<created_at ms>`.
  * Its unique `_id` makes the first end of a run the only one, on FerretDB too, whose updates of one document are not
- * atomic with their filters; `set_json` (EJSON) is the record's update, which anyone finding the claim may apply.
+ * atomic with their filters; `set` (BSON) is the record's update, which anyone finding the claim may apply.
  */
 const runEnd = new Schema(
   {
     _id: { type: String, required: true },
     run: { type: String, required: true, index: true },
-    set_json: { type: String, required: true },
+    set: { type: Buffer, required: true },
     at: { type: Date, required: true },
   },
   opts,

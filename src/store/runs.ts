@@ -6,7 +6,7 @@ import { keysetCursor, keysetQuery, type PageRequest } from './keyset';
 import type { Models } from './models';
 import { PAGE_SIZE, readPaged, writePages, type PageVersions } from './run-content';
 
-const { EJSON } = mongoose.mongo.BSON;
+const { BSON } = mongoose.mongo;
 
 /**
  * The run record: one document per run, `_id` = the run's identity = its workflow id (contract/constants.ts
@@ -140,17 +140,19 @@ export async function updateRunIfReturning(models: Models, runId: string, condit
  * unique `_id`. Returns `won`, or the claim already there (its update, which may be this very one made again).
  */
 export async function claimRunEnd(models: Models, run: RunRef, set: Record<string, unknown>): Promise<'won' | { set: Record<string, unknown>; same: boolean }> {
-  const setJson = EJSON.stringify(set);
+  // The update as BSON (its keys have dots, which a stored document's may not): cheaper to make than EJSON.
+  const encoded = BSON.serialize(set);
   const _id = `${run.id}@${run.createdAt}`;
   try {
-    await retryWhileBusy(() => models.RunEnd.collection.insertOne({ _id: _id as never, run: run.id, set_json: setJson, at: new Date() }));
+    await retryWhileBusy(() => models.RunEnd.collection.insertOne({ _id: _id as never, run: run.id, set: new BSON.Binary(encoded), at: new Date() }));
     return 'won';
   } catch (err) {
     if (!isDuplicateKey(err)) throw err;
   }
   const claim = await models.RunEnd.collection.findOne({ _id: _id as never });
   if (!claim) throw new Error(`the end of run ${run.id} was claimed, and its claim is gone (the run deleted meanwhile)`);
-  return { set: EJSON.parse(claim.set_json as string) as Record<string, unknown>, same: claim.set_json === setJson };
+  const stored = (claim.set as InstanceType<typeof BSON.Binary>).buffer;
+  return { set: BSON.deserialize(stored) as Record<string, unknown>, same: Buffer.compare(Buffer.from(stored), Buffer.from(encoded)) === 0 };
 }
 
 /** What a write needs to know of a record (by `_id`, a few fields): null when there is none. */
