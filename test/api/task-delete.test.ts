@@ -14,7 +14,7 @@ async function insertRun(owner: string, task: string, taskId: Types.ObjectId, na
   const workflow_id = runWorkflowId({ owner, profile: 'default', task, run: name });
   await getStack().db.conn.db!.collection<{ _id: string; [k: string]: unknown }>('runs').insertOne({
     owner, profile: 'default', task, name, task_id: taskId, task_version: 1, runner: 'openai', _id: workflow_id, status,
-    payload_json: '{}', results: [], started: true, created_at: now, modified_at: now,
+    payload_json: '{}', results: [], entry_count: 0, started: true, created_at: now, modified_at: now,
   });
   return workflow_id;
 }

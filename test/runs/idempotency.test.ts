@@ -52,7 +52,7 @@ describe('runs: one name, one run', () => {
     await db.models.Run.create({
       owner: username, profile: 'default', task: 'heal', name: 'orphan', task_id: taskDoc!._id, task_version: taskDoc!.version,
       runner: 'openai', _id: runWorkflowId({ owner: username, profile: 'default', task: 'heal', run: 'orphan' }),
-      status: 'pending', payload_json: JSON.stringify({ text: 'stored' }), started: false, created_at: now, modified_at: now,
+      status: 'pending', payload_json: JSON.stringify({ text: 'stored' }), entry_count: 0, started: false, created_at: now, modified_at: now,
     });
     const url = await signedUrl(api, 'default', 'heal');
     const res = await postSigned(url, { text: 'ignored: the record keeps the first trigger data' }, { 'run-id': 'orphan' });
@@ -72,7 +72,7 @@ describe('runs: one name, one run', () => {
     await db.models.Run.create({
       owner: username, profile: 'default', task: 'heal-read', name: 'lost', task_id: taskDoc!._id, task_version: taskDoc!.version,
       runner: 'openai', _id: runWorkflowId({ owner: username, profile: 'default', task: 'heal-read', run: 'lost' }),
-      status: 'pending', payload_json: JSON.stringify({ text: 'healed' }), started: false, created_at: created, modified_at: created,
+      status: 'pending', payload_json: JSON.stringify({ text: 'healed' }), entry_count: 0, started: false, created_at: created, modified_at: created,
     });
     const run = await waitForRun(api, `${getStack().apiUrl}/api/runs/~/default/heal-read/lost`);
     expect(run.status).to.equal('ready');
@@ -89,7 +89,7 @@ describe('runs: one name, one run', () => {
     // Trigger data the start cannot read back (only a damaged store holds such a record): the heal's start throws.
     await db.models.Run.create({
       owner: username, profile: 'default', task: 'heal-fails', name: 'unstartable', task_id: taskDoc!._id, task_version: taskDoc!.version,
-      runner: 'openai', _id: id, status: 'pending', payload_json: '{not json', started: false, created_at: created, modified_at: created,
+      runner: 'openai', _id: id, status: 'pending', payload_json: '{not json', entry_count: 0, started: false, created_at: created, modified_at: created,
     });
     const read = await api.get('/api/runs/~/default/heal-fails/unstartable');
     expect(read.status, read.text).to.equal(200);
