@@ -3,7 +3,6 @@ import type { Models } from '../store/models';
 import type { PageVersions } from '../store/run-content';
 import {
   claimRunEnd,
-  conditionFilter,
   entryCount,
   findRecordState,
   findRun,
@@ -57,7 +56,7 @@ export async function recordProgress(models: Models, run: RunRef, progress: RunP
   if (!pastFirstPage(progress)) {
     const condition: RecordCondition = { open: true, createdAt: run.createdAt };
     const set = await progressSet(models, run.id, progress);
-    if (end) return commitEnd(models, run, condition, set, progress);
+    if (end) return commitEnd(models, run, set, progress);
     if (await updateRunIf(models, run.id, condition, set)) return { written: true };
     return lostCondition(models, run, progress);
   }
@@ -67,7 +66,7 @@ export async function recordProgress(models: Models, run: RunRef, progress: RunP
     if (refused) return refused.because === 'closed' && landedBefore(state!, progress) ? { written: true, earlier: true } : refused;
     const condition: RecordCondition = { open: true, createdAt: run.createdAt, entryCount: state!.entry_count };
     const set = await progressSet(models, run.id, progress, (state!.page_versions ?? {}) as PageVersions);
-    if (end) return commitEnd(models, run, condition, set, progress);
+    if (end) return commitEnd(models, run, set, progress);
     if (await updateRunIf(models, run.id, condition, set)) return { written: true };
   }
   return lostCondition(models, run, progress);
@@ -78,7 +77,7 @@ export async function recordProgress(models: Models, run: RunRef, progress: RunP
  * with `reason` as its last entry, while the record is open. `known`: the run's entries as the caller read them from
  * the workflow (what reads showed, or what the closed workflow held), the first of them the run's entry `knownFrom`:
  * those the record lacks are written before the reason, so the record says what readers saw (none when the record
- * lacks some before them). Read, then written only while no other write has added entries since.
+ * lacks some before them). Its end is claimed like any other (commitEnd): the first end of the run wins.
  */
 export async function recordOutsideEnd(models: Models, runId: string, reason: string, known: readonly HeldEntry[] = [], knownFrom = 0): Promise<Recorded> {
   const entry: HeldEntry = { msg: reason, error: reason, lastMessage: { role: 'system', content: reason } };
@@ -89,8 +88,7 @@ export async function recordOutsideEnd(models: Models, runId: string, reason: st
     const from = entryCount(record);
     const missing = from >= knownFrom ? known.slice(from - knownFrom) : [];
     const set = await progressSet(models, runId, { status: 'error', modifiedAt: Date.now(), entries: { from, items: [...missing, entry] } }, (record.page_versions ?? {}) as PageVersions);
-    const condition: RecordCondition = { open: true, createdAt: record.created_at.getTime(), entryCount: record.entry_count };
-    const recorded = await commitEnd(models, { id: runId, createdAt: record.created_at.getTime() }, condition, set);
+    const recorded = await commitEnd(models, { id: runId, createdAt: record.created_at.getTime() }, set);
     if (recorded.written || recorded.because !== 'closed' || !(await stillOpen(models, runId))) return recorded;
   }
   return { written: false, because: 'closed' };
@@ -103,11 +101,11 @@ export async function recordOutsideEnd(models: Models, runId: string, reason: st
  * the record has the winning end (its writer may have stopped between its claim and its write). `progress`: the
  * workflow's write, told apart from an earlier attempt of it whose answer was lost.
  */
-async function commitEnd(models: Models, run: RunRef, condition: RecordCondition, set: Record<string, unknown>, progress?: RunProgress): Promise<Recorded> {
+async function commitEnd(models: Models, run: RunRef, set: Record<string, unknown>, progress?: RunProgress): Promise<Recorded> {
   const claim = await claimRunEnd(models, run, set);
   if (claim === 'won') {
     // The end is the run's from its claim on: written while the record is open, whatever was added since it was read.
-    const closed = await updateRunIfReturning(models, run.id, { open: true, createdAt: condition.createdAt }, set);
+    const closed = await updateRunIfReturning(models, run.id, { open: true, createdAt: run.createdAt }, set);
     if (closed) return { written: true, closed };
     return progress ? lostCondition(models, run, progress) : { written: false, because: 'closed' };
   }
@@ -143,7 +141,6 @@ async function lostCondition(models: Models, run: RunRef, progress: RunProgress)
   return refused.because === 'closed' && landedBefore(state!, progress) ? { written: true, earlier: true } : refused;
 }
 
-export { conditionFilter };
 
 /**
  * The "start with its end" optimisation, inside the recorder: a run's first model call defers the write of its start
