@@ -1,7 +1,7 @@
-import { ActivityFailure, ApplicationFailure, isCancellation, proxyActivities, proxyLocalActivities, sleep, uuid4, workflowInfo } from '@temporalio/workflow';
+import { ActivityFailure, isCancellation, patched, proxyActivities, proxyLocalActivities, sleep, uuid4, workflowInfo } from '@temporalio/workflow';
 import type { RunActivities } from '../activities/run-activities';
 import { LEVEL, toolTaskQueue } from '../src/contract/constants';
-import { readFailure, RUN_CLOSED } from '../src/contract/failures';
+import { isRunClosed, readFailure } from '../src/contract/failures';
 import type { ModelCallInput, ModelTurn, PreparedRun, RunInput, RunRef, RunStatus, ToolOutcome } from '../src/contract/types';
 import { ABORT, providerCall, RECORD, TOOL_CALL } from './limits';
 import { RunFailed, type RunClock } from './run-clock';
@@ -15,9 +15,14 @@ import type { RunLog } from './run-log';
  */
 export class ClosedElsewhere extends Error {}
 
-/** The activity's `RunClosed` (activities found the record closed): the run ended elsewhere. */
+/**
+ * The activity's `RunClosed` (activities found the record closed): the run ended elsewhere. A local activity's
+ * (`prepareRun`) comes as the failure itself, which runs recorded before 2026-11-27 did not take for it: they went on
+ * to write an end of their own, which found the record closed (patch `local-run-closed`).
+ */
 export const closedElsewhere = (err: unknown) =>
-  err instanceof ClosedElsewhere || (err instanceof ActivityFailure && err.cause instanceof ApplicationFailure && err.cause.type === RUN_CLOSED);
+  err instanceof ClosedElsewhere || (isRunClosed(err) && (err instanceof ActivityFailure || patched(LOCAL_RUN_CLOSED)));
+const LOCAL_RUN_CLOSED = 'local-run-closed';
 
 /** A model's answer, with when it ended the run when the call recorded that end itself. */
 export type Answer = ModelTurn & { finishedAt?: number };
@@ -97,7 +102,9 @@ export class RunSteps {
         if (attempt === 1 && failedFirst !== undefined) throw failedFirst;
         return await proxyActivities<RunActivities>(this.providerCallOptions()).callModel(call);
       } catch (err) {
-        if (isCancellation(err)) throw err;
+        // A call that found the run ended (its end written by an earlier call this view did not hear, or from
+        // outside) is not the run's failure: the record's account stands.
+        if (isCancellation(err) || closedElsewhere(err)) throw err;
         const failure = clock.past(err);
         if (failure instanceof RunFailed) throw failure;
         const { retryable, reason, retryAfterMs } = readFailure(failure, { name: 'the provider call', kind: 'provider' });

@@ -48,6 +48,15 @@ export const isTemplateFailure = (err: unknown): boolean => {
   return cause instanceof ApplicationFailure && TEMPLATE_FAILURES.includes(cause.type as FailureType);
 };
 
+/**
+ * The activity found the run's record closed (`RunClosed`): its end was written elsewhere. A remote activity's failure
+ * carries it as its cause; a local activity's comes as the failure itself.
+ */
+export const isRunClosed = (err: unknown): boolean => {
+  const cause = err instanceof ActivityFailure ? err.cause : err;
+  return cause instanceof ApplicationFailure && cause.type === RUN_CLOSED;
+};
+
 /** A failure of a listed type; `message` is what the run will show. */
 export function runFailure(type: FailureType, message: string, details?: ProviderFailureDetails): ApplicationFailure {
   return ApplicationFailure.create({ type, message, nonRetryable: !FAILURES[type].retryable, details: details ? [details] : undefined });

@@ -1,12 +1,15 @@
 import crypto from 'node:crypto';
 import { expect } from 'chai';
+import mongoose from 'mongoose';
+import type { CommandStartedEvent } from 'mongodb';
+import { registerModels } from '../../src/store/models';
 import { getStack } from '../helpers/stack';
 import { api as apiFor, signedIn, startApi } from '../helpers/api';
 import { createTask, postSigned, signedUrl, until } from '../helpers/runs';
 import { recordProgress } from '../../src/runs/recorder';
 import { entryCount, findRun } from '../../src/store/runs';
 import { finalEntry } from '../../src/contract/constants';
-import { lastUserText } from '../helpers/fake-provider';
+import { lastUserText, openaiText } from '../helpers/fake-provider';
 import { openEvents } from '../helpers/events';
 import { runWorkflowId } from '../../src/temporal/ids';
 import { expandTemplate } from '../../activities/template/expand';
@@ -140,6 +143,56 @@ describe('runs: a cancel racing the run\'s own writes', () => {
       stream?.abort();
       await server.close();
       await worker.stop();
+    }
+  });
+  it('stops, writing nothing more, a run whose answering call found its end already written: no failure of its own', async function () {
+    this.timeout(120_000);
+    const { username, sessionId } = await signedIn();
+    const stack = getStack();
+    // The worker's own connection, watched: each end it tries to write is first claimed in run_ends.
+    const conn = mongoose.createConnection(stack.config.MONGO_URL, { monitorCommands: true, autoIndex: false });
+    await conn.asPromise();
+    const claims: string[] = [];
+    conn.getClient().on('commandStarted', (e: CommandStartedEvent) => {
+      const command = e.command as Record<string, any>;
+      if (e.commandName === 'insert' && command.insert === 'run_ends') claims.push(String(command.documents?.[0]?._id));
+    });
+    const queue = `answer-after-end-${crypto.randomBytes(4).toString('hex')}`;
+    const settings = { TEMPORAL_TASK_QUEUE: queue, RUN_START_WRITE_DELAY_MS: '100' };
+    const worker = await stack.startWorker(settings, { db: { conn, models: registerModels(conn), close: () => conn.close() } });
+    const server = await startApi(settings);
+    try {
+      const api = apiFor(sessionId, server.url);
+      await createTask(api, 'default', 'answer-after-end');
+      let answer!: () => void;
+      const answered = new Promise<void>((r) => (answer = r));
+      const text = `answer after end of ${username}`;
+      stack.fake.script(async () => {
+        await answered;
+        return openaiText('the late answer');
+      });
+      const trigger = await postSigned(await signedUrl(api, 'default', 'answer-after-end'), { text }, { 'run-id': 'a1' });
+      const id = runWorkflowId({ owner: username, profile: 'default', task: 'answer-after-end', run: 'a1' });
+      await until('the record to say running', async () => (await findRun(stack.db.models, id))?.status === 'running');
+      // Another end (an earlier call's, unheard) is written while this call waits for the model; then the model answers.
+      const before = (await findRun(stack.db.models, id))!;
+      await recordProgress(stack.db.models, { id, createdAt: before.created_at.getTime() }, { status: 'ready', modifiedAt: Date.now(), entries: { from: entryCount(before), items: [finalEntry('the other answer')] } });
+      answer();
+      const outcome = await stack.temporal.workflow.getHandle(id).result();
+      expect(outcome, 'the workflow stops, saying the record ended the run').to.deep.include({ closedElsewhere: true });
+      // The call's end lost its claim; the workflow, told so, tried no end of its own (an `error` saying the run had
+      // already ended, which its view showed readers until that write too found the record closed).
+      expect(claims.filter((c) => c.startsWith(`${id}@`)), 'the ends the worker tried to write').to.have.length(1);
+      const record = (await findRun(stack.db.models, id))!;
+      expect(record.status).to.equal('ready');
+      expect(record.results.map((e) => (e as { msg: string; content?: unknown }).msg)).to.deep.equal(['run started', 'prompt', 'final answer']);
+      const read = await api.get(new URL(trigger.body.url).pathname);
+      expect(read.body.results).to.deep.equal(record.results);
+    } finally {
+      stack.fake.reset();
+      await server.close();
+      await worker.stop();
+      await conn.close();
     }
   });
 });
