@@ -6,7 +6,7 @@ import { findTaskVersion, openTaskKey, type TaskVersionRecord } from '../src/sto
 import { createTtlCache } from '../src/ttl-cache';
 import type { Runs } from '../src/runs';
 import { addModelCall, finalEntry, isTerminal } from '../src/contract/constants';
-import { isTemplateFailure, runFailure } from '../src/contract/failures';
+import { isRunClosed, isTemplateFailure, runFailure } from '../src/contract/failures';
 import type { FirstModelCall, FirstModelCallInput, ModelCallInput, ModelTurn, RunRef, StartedRun, Text, ToolOutcome, ToolSpec, Turn } from '../src/contract/types';
 import type { ActivityDeps } from './deps';
 import { linkedAbort } from './linked-abort';
@@ -111,7 +111,13 @@ export function createRunActivities(deps: ActivityDeps, runs: Runs) {
      */
     async prepareRun(input: PrepareInput): Promise<StartedRun> {
       const opening = await prepare(input);
-      await opening.open();
+      try {
+        await opening.open();
+      } catch (err) {
+        // Found closed: whoever closed it may have stopped before announcing it, and the workflow now stops.
+        if (isRunClosed(err)) await announceClosed(input.run);
+        throw err;
+      }
       return opening.started;
     },
 

@@ -4,6 +4,7 @@ import type { PageVersions } from '../store/run-content';
 import {
   claimRunEnd,
   entryCount,
+  findClaimedEnd,
   findRecordState,
   findRun,
   insertRun,
@@ -57,7 +58,7 @@ export async function recordProgress(models: Models, run: RunRef, progress: RunP
     const condition: RecordCondition = { open: true, createdAt: run.createdAt };
     const set = await progressSet(models, run.id, progress);
     if (end) return commitEnd(models, run, set, progress);
-    if (await updateRunIf(models, run.id, condition, set)) return { written: true };
+    if (await updateRunIf(models, run.id, condition, set)) return afterProgress(models, run);
     return lostCondition(models, run, progress);
   }
   for (let attempt = 0; attempt < OPTIMISTIC_TRIES; attempt++) {
@@ -67,7 +68,7 @@ export async function recordProgress(models: Models, run: RunRef, progress: RunP
     const condition: RecordCondition = { open: true, createdAt: run.createdAt, entryCount: state!.entry_count };
     const set = await progressSet(models, run.id, progress, (state!.page_versions ?? {}) as PageVersions);
     if (end) return commitEnd(models, run, set, progress);
-    if (await updateRunIf(models, run.id, condition, set)) return { written: true };
+    if (await updateRunIf(models, run.id, condition, set)) return afterProgress(models, run);
   }
   return lostCondition(models, run, progress);
 }
@@ -112,6 +113,20 @@ async function commitEnd(models: Models, run: RunRef, set: Record<string, unknow
   // The claimed end, written to the record if it is not there yet (the same update again changes nothing).
   await updateRunIf(models, run.id, { open: true, createdAt: run.createdAt }, claim.set);
   if (claim.same) return { written: true, earlier: true };
+  return { written: false, because: 'closed' };
+}
+
+/**
+ * After a write of the run's progress (not its end): on FerretDB, whose conditional update is not atomic with its
+ * filter, the write may have landed on a record an end had just closed, and reopened it. An end is claimed before it is
+ * written (commitEnd), so a progress write landing after an end finds its claim here: the end is written again, and
+ * the progress write is told `closed`. (On MongoDB the condition is atomic and the claim, when there is one, was
+ * applied already: writing it again changes nothing.)
+ */
+async function afterProgress(models: Models, run: RunRef): Promise<Recorded> {
+  const claimed = await findClaimedEnd(models, run);
+  if (!claimed) return { written: true };
+  await updateRunIf(models, run.id, { open: true, createdAt: run.createdAt }, claimed);
   return { written: false, because: 'closed' };
 }
 

@@ -155,6 +155,12 @@ export async function claimRunEnd(models: Models, run: RunRef, set: Record<strin
   return { set: BSON.deserialize(stored) as Record<string, unknown>, same: Buffer.compare(Buffer.from(stored), Buffer.from(encoded)) === 0 };
 }
 
+/** The update of the run's claimed end (claimRunEnd), or null when no end of the run was claimed. */
+export async function findClaimedEnd(models: Models, run: RunRef): Promise<Record<string, unknown> | null> {
+  const claim = await models.RunEnd.collection.findOne({ _id: `${run.id}@${run.createdAt}` as never });
+  return claim && (BSON.deserialize((claim.set as InstanceType<typeof BSON.Binary>).buffer) as Record<string, unknown>);
+}
+
 /** What a write needs to know of a record (by `_id`, a few fields): null when there is none. */
 export async function findRecordState(models: Models, runId: string): Promise<RecordState | null> {
   return (await models.Run.collection.findOne({ _id: runId as never }, { projection: RECORD_STATE })) as RecordState | null;

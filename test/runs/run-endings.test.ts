@@ -299,6 +299,29 @@ describe('runs: a closed record never changes (the recorder, src/runs/recorder.t
     }
   });
 
+  it('keeps a record closed when a progress write races its end: the progress is told "closed", or was written before it', async () => {
+    const { models } = getStack().db;
+    for (const before of [1, 40]) {
+      for (let round = 0; round < 30; round++) {
+        const run = await newRun(`progress-${before}-${round}`);
+        const opened = await recordProgress(models, run, { status: 'running', modifiedAt: Date.now(), entries: { from: 0, items: Array.from({ length: before }, (_, i) => entry(`e${i}`)) } });
+        expect(opened).to.deep.equal({ written: true });
+        // A model call writing the run's end while the workflow writes a retry's `pending` (a stalled store's late write).
+        const [end, progress] = await Promise.all([
+          recordProgress(models, run, { status: 'ready', modifiedAt: Date.now(), entries: { from: before, items: [entry('final answer')] } }),
+          recordProgress(models, run, { status: 'pending', modifiedAt: Date.now(), entries: { from: before, items: [entry('retrying')] } }),
+        ]);
+        const record = (await recordOf(run.id))!;
+        // Both may be written, the progress first; never the progress after the end.
+        expect(record.status, `${before} entries, round ${round}: ${JSON.stringify([end, progress])}`).to.equal(end.written ? 'ready' : 'pending');
+        if (end.written) {
+          const [last] = await readEntries(models, record, before, before + 1);
+          expect((last as { msg: string }).msg).to.equal('final answer');
+        }
+      }
+    }
+  });
+
   it('counts a write found already made by an earlier attempt of it (its answer lost) as written', async () => {
     const { models } = getStack().db;
     const run = await newRun('again');
