@@ -14,6 +14,7 @@ import { EXIT, Failure, UsageError } from './ptr/errors';
 import { profileCommands } from './ptr/profiles';
 import { runCommands } from './ptr/runs';
 import { scheduleCommands } from './ptr/schedules';
+import { installCommands } from './ptr/installs';
 import { servletCommands } from './ptr/servlets';
 import { signedCommands } from './ptr/signed';
 import type { CliEnv } from './ptr/settings';
@@ -39,6 +40,7 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
   profileCommands(program, ctx);
   taskCommands(program, ctx);
   servletCommands(program, ctx);
+  installCommands(program, ctx);
   runCommands(program, ctx);
   scheduleCommands(program, ctx);
   webhookCommands(program, ctx);

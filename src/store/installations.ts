@@ -4,22 +4,39 @@ import { markInstallsChanged } from './install-changes';
 import type { InstallationDoc, Models } from './models';
 import { loadModule } from './modules';
 import { getProfile } from './profiles';
+import { fromMcpDoc, isMcpInstall, offeredMcpTools, type McpInstallRecord, type McpToolRecord } from './mcp-installs';
 import { openJson, sealJson, type Keyring, type SealedSecret } from './secrets';
 import { findServlet, findVisibleServlet, fromServletDoc, type ServletRecord, type ServletRef } from './servlets';
 
 /** `"*"`: every tool of the servlet; else the names (as its schema gives them) of the tools that need approval. */
 export type ToolApproval = '*' | string[];
 
-/**
- * An install as stored (models.ts's schema), with the types its mixed and sealed fields hold: `config` the sealed JSON
- * of the string map handed to the servlet as Extism config (null when empty), `domains` null for every host outside
- * the blocklist ([] no network, else host globs), `approval` the tools whose calls wait for a person's decision.
- */
-export type InstallRecord = Omit<InstallationDoc, 'config' | 'domains' | 'approval'> & { config: SealedSecret | null; domains: string[] | null; approval?: ToolApproval | null };
+/** What every install stores, servlet or MCP (models.ts). */
+export type InstallBase = Omit<InstallationDoc, 'config' | 'domains' | 'approval' | 'servlet_owner' | 'servlet_name' | 'mcp' | 'allowed_tools'>;
 
-/** An install with its servlet and its configuration opened: for the profile's owner only. */
-export interface InstallView {
-  install: InstallRecord;
+/**
+ * A servlet install as stored (models.ts's schema), with the types its mixed and sealed fields hold: `config` the
+ * sealed JSON of the string map handed to the servlet as Extism config (null when empty), `domains` null for every
+ * host outside the blocklist ([] no network, else host globs), `approval` the tools whose calls wait for a person's decision.
+ */
+export type ServletInstallRecord = InstallBase & {
+  servlet_owner: string;
+  servlet_name: string;
+  config: SealedSecret | null;
+  domains: string[] | null;
+  approval?: ToolApproval | null;
+  mcp?: null;
+};
+
+/** An install as stored: a servlet's or an MCP server's (mcp-installs.ts; `isMcpInstall` tells them apart). */
+export type InstallRecord = ServletInstallRecord | McpInstallRecord;
+
+/** An install as the owner's answers show it: a servlet install with its servlet and configuration opened, or an MCP install. */
+export type InstallView = ServletInstallView | { kind: 'mcp'; install: McpInstallRecord };
+
+export interface ServletInstallView {
+  kind: 'servlet';
+  install: ServletInstallRecord;
   servlet: ServletRecord;
   config: Record<string, string>;
 }
@@ -66,7 +83,7 @@ const openConfig = (keyring: Keyring, sealed: SealedSecret | null): Record<strin
  * profile or servlet, 400 when `approval` names a tool the servlet does not have, 409 `install_exists` when
  * `allowUpdate` is false and the name is taken.
  */
-export async function installServlet(models: Models, keyring: Keyring, input: InstallInput, now = new Date()): Promise<InstallView & { created: boolean }> {
+export async function installServlet(models: Models, keyring: Keyring, input: InstallInput, now = new Date()): Promise<ServletInstallView & { created: boolean }> {
   await getProfile(models, input.owner, input.profile);
   const servlet = await findVisibleServlet(models, input.owner, input.servlet);
   if (!servlet) throw notFound(`servlet "${input.servlet.owner}/${input.servlet.name}"`);
@@ -78,6 +95,9 @@ export async function installServlet(models: Models, keyring: Keyring, input: In
     config: Object.keys(input.config).length > 0 ? sealJson(keyring, input.config) : null,
     domains: input.domains,
     approval: input.approval,
+    // what an MCP install of that name, replaced by this one, had
+    mcp: null,
+    allowed_tools: null,
     modified_at: now,
   };
   const taken = () => conflict(`install "${ref.name}" already exists in profile "${ref.profile}"`, 'install_exists');
@@ -102,9 +122,9 @@ export async function installServlet(models: Models, keyring: Keyring, input: In
     await removeInstall(models, ref.owner, ref.profile, ref.name);
     throw notFound(`servlet "${servlet.owner}/${servlet.name}"`);
   }
-  const install = await models.Installation.findOne(ref).lean<InstallRecord>();
-  if (!install) throw notFound(`install "${ref.name}"`);
-  return { install, servlet, config: input.config, created };
+  const install = await models.Installation.findOne(ref).lean<ServletInstallRecord>();
+  if (!install || isMcpInstall(install)) throw notFound(`install "${ref.name}"`);
+  return { kind: 'servlet', install, servlet, config: input.config, created };
 }
 
 /**
@@ -131,15 +151,21 @@ export async function listInstalls(
   const found = await query.lean<InstallRecord[]>();
   const installs = page ? found.slice(0, page.limit) : found;
   const next = page && found.length > page.limit ? installs[installs.length - 1]!.name : null;
-  const servlets = installs.length === 0 ? [] : await models.Servlet.find({ $or: installs.map((i) => ({ owner: i.servlet_owner, name: i.servlet_name })) }).lean<ServletRecord[]>();
-  const byRef = new Map(servlets.map((s) => [`${s.owner}/${s.name}`, fromServletDoc(s)]));
+  const servletInstalls = installs.filter((i): i is ServletInstallRecord => !isMcpInstall(i));
+  const servlets = await servletsOf(models, servletInstalls);
+  const byRef = new Map(servlets.map((s) => [`${s.owner}/${s.name}`, s]));
 
   let last = Math.max(mark.created_at.getTime(), mark.installs_modified_at?.getTime() ?? 0);
   const views: InstallView[] = [];
   for (const install of installs) {
+    last = Math.max(last, install.modified_at.getTime());
+    if (isMcpInstall(install)) {
+      views.push({ kind: 'mcp', install: fromMcpDoc(install) });
+      continue;
+    }
     const servlet = byRef.get(`${install.servlet_owner}/${install.servlet_name}`);
-    last = Math.max(last, install.modified_at.getTime(), servlet?.modified_at.getTime() ?? 0);
-    if (servlet) views.push({ install, servlet, config: openConfig(keyring, install.config) });
+    last = Math.max(last, servlet?.modified_at.getTime() ?? 0);
+    if (servlet) views.push({ kind: 'servlet', install, servlet, config: openConfig(keyring, install.config) });
   }
   return { installs: views, lastModified: new Date(last), next };
 }
@@ -189,7 +215,7 @@ export async function loadInstallForRun(
   installName: string,
 ): Promise<InstallForRun | null> {
   const install = await models.Installation.findOne({ owner, profile, name: installName }).lean<InstallRecord>();
-  if (!install) return null;
+  if (!install || isMcpInstall(install)) return null;
   const servlet = await findServlet(models, { owner: install.servlet_owner, name: install.servlet_name });
   if (!servlet) return null;
   const contentAddress = servlet.content_address;
@@ -206,10 +232,43 @@ export async function loadInstallForRun(
   };
 }
 
-/** A profile's installs by name, with their servlets (described tools restored: servlets.ts fromServletDoc), for a run's tool list. */
-export async function installsWithServlets(models: Models, owner: string, profile: string) {
-  const installs = await models.Installation.find({ owner, profile }).sort({ name: 1 }).lean();
+/** The servlets of these installs (described tools restored: servlets.ts fromServletDoc). */
+async function servletsOf(models: Models, installs: Array<{ servlet_owner: string; servlet_name: string }>): Promise<ServletRecord[]> {
   if (installs.length === 0) return [];
-  const servlets = (await models.Servlet.find({ $or: installs.map((i) => ({ owner: i.servlet_owner, name: i.servlet_name })) }).lean()).map(fromServletDoc);
+  const docs = await models.Servlet.find({ $or: installs.map((i) => ({ owner: i.servlet_owner, name: i.servlet_name })) }).lean<ServletRecord[]>();
+  return docs.map(fromServletDoc);
+}
+
+/** A profile's servlet installs by name, with their servlets (undefined when gone), for a run's tool list. MCP installs: installsWithTools. */
+export async function installsWithServlets(models: Models, owner: string, profile: string) {
+  const installs = (await models.Installation.find({ owner, profile }).sort({ name: 1 }).lean<InstallRecord[]>()).filter((i): i is ServletInstallRecord => !isMcpInstall(i));
+  const servlets = await servletsOf(models, installs);
   return installs.map((install) => ({ install, servlet: servlets.find((s) => s.owner === install.servlet_owner && s.name === install.servlet_name) }));
+}
+
+/** One install of a profile with the tools a run may offer from it. */
+export type InstallWithTools =
+  | { kind: 'servlet'; install: ServletInstallRecord; servlet: ServletRecord; tools: ServletRecord['schema']['tools'] }
+  | { kind: 'mcp'; install: McpInstallRecord; tools: McpToolRecord[] };
+
+/**
+ * Every install of a profile by name, servlet or MCP, with the tools a run may offer from it: a servlet's as it
+ * described them; an MCP server's as last listed, narrowed to `settings.tools` (a name no longer listed is not
+ * offered). Servlet installs whose servlet is gone are left out. Approval: needsApproval (servlets),
+ * mcpToolNeedsApproval (MCP, fails closed). Opening an MCP install's URL and headers: openMcpConnection.
+ */
+export async function installsWithTools(models: Models, owner: string, profile: string): Promise<InstallWithTools[]> {
+  const installs = await models.Installation.find({ owner, profile }).sort({ name: 1 }).lean<InstallRecord[]>();
+  const servlets = await servletsOf(models, installs.filter((i): i is ServletInstallRecord => !isMcpInstall(i)));
+  const out: InstallWithTools[] = [];
+  for (const install of installs) {
+    if (isMcpInstall(install)) {
+      const mcp = fromMcpDoc(install);
+      out.push({ kind: 'mcp', install: mcp, tools: offeredMcpTools(mcp) });
+      continue;
+    }
+    const servlet = servlets.find((s) => s.owner === install.servlet_owner && s.name === install.servlet_name);
+    if (servlet) out.push({ kind: 'servlet', install, servlet, tools: servlet.schema.tools });
+  }
+  return out;
 }

@@ -276,18 +276,47 @@ const moduleChunk = new Schema(
 );
 moduleChunk.index({ content_address: 1, n: 1 }, { unique: true });
 
+/**
+ * What an MCP install (store/mcp-installs.ts) connects to and what the server listed. The URL is kept twice: `url`
+ * as shown (no user info, query or fragment, which may carry secrets) and `url_sealed`, the whole URL, sealed like
+ * provider keys; header values are sealed JSON, their names plain.
+ */
+const mcpServer = new Schema(
+  {
+    url: { type: String, required: true },
+    url_sealed: { type: sealed, required: true },
+    header_names: { type: [String], default: [] },
+    /** `{ <name>: <value> }` sealed, or null when there are none. */
+    headers: { type: sealed, default: null },
+    /** The server's `tools/list` (every page), as stored by mcp-installs.ts, keys FerretDB-safe (document-keys.ts). */
+    tools: { type: [Schema.Types.Mixed], default: [] },
+    /** `{ serverInfo, protocolVersion }` from its initialize answer. */
+    server: { type: Schema.Types.Mixed, default: null },
+    listed_at: { type: Date, required: true },
+  },
+  { _id: false },
+);
+
 const installation = new Schema(
   {
     owner: { type: String, required: true },
     profile: { type: String, required: true },
     name: { type: String, required: true },
-    servlet_owner: { type: String, required: true },
-    servlet_name: { type: String, required: true },
+    /** The servlet installed; null for an MCP install. */
+    servlet_owner: { type: String, default: null },
+    servlet_name: { type: String, default: null },
+    /** The MCP server installed; null for a servlet install. */
+    mcp: { type: mcpServer, default: null },
+    /** MCP installs: the tools offered to runs (null: every tool the server lists). */
+    allowed_tools: { type: [String], default: null },
     /** Install configuration (may hold API keys): sealed JSON. */
     config: { type: sealed, default: null },
     /** null = every host outside the blocklist; [] = no network; else host globs. */
     domains: { type: [String], default: null },
-    /** null = no tool needs approval; "*" = every tool; else the servlet's tool names (store/installations.ts). */
+    /**
+     * null = no tool needs approval; "*" = every tool; else the tool names (store/installations.ts). MCP installs
+     * also take "none" and "destructive" (their default, stored as such: store/mcp-installs.ts).
+     */
     approval: { type: Schema.Types.Mixed, default: null },
     created_at: { type: Date, required: true },
     modified_at: { type: Date, required: true },
@@ -354,6 +383,7 @@ export type Models = ReturnType<typeof registerModels>;
 export type UserDoc = InferSchemaType<typeof user>;
 export type ProfileDoc = InferSchemaType<typeof profile>;
 export type InstallationDoc = InferSchemaType<typeof installation> & { _id: Types.ObjectId };
+export type McpServerDoc = InferSchemaType<typeof mcpServer>;
 export type TaskDoc = InferSchemaType<typeof task> & { _id: Types.ObjectId };
 export type TaskVersionDoc = InferSchemaType<typeof taskVersion>;
 export type ServletDoc = InferSchemaType<typeof servlet>;

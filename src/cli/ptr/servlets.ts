@@ -5,11 +5,10 @@ import { seg } from './client';
 import { table, when, type Context } from './context';
 import { UsageError } from './errors';
 import { collect, parsePairs, readInput } from './input';
+import { printInstalls } from './installs';
 
 const toolsOf = (servlet: any): string[] => (servlet?.meta?.schema?.tools ?? []).map((t: { name: string }) => t.name);
 
-/** An install's `settings.approval` as a column: `*` (every tool), the tools named, or `-` (none waits). */
-const approvalOf = (approval: unknown) => (approval === '*' ? '*' : Array.isArray(approval) && approval.length > 0 ? approval.join(',') : '-');
 
 interface InstallOptions {
   profile: string;
@@ -115,20 +114,9 @@ export function servletCommands(program: Command, ctx: Context) {
 
   servlet
     .command('installs')
-    .description("list a profile's installs")
+    .description("list a profile's installs (servlets and MCP servers)")
     .option('-p, --profile <name>', 'the profile (default: "default")', 'default')
-    .action(async (opts: { profile: string }) => {
-      const { body } = await ctx.client().get(`/api/profiles/~/${seg(opts.profile)}/installations`);
-      const installs: any[] = body?.installs ?? [];
-      ctx.print(body, () =>
-        installs.length === 0
-          ? `no installs in profile ${opts.profile}`
-          : table([
-              ['NAME', 'SERVLET', 'HOSTS', 'APPROVAL', 'TOOLS'],
-              ...installs.map((i) => [i.name, i.servlet?.slug ?? '-', (i.settings?.permissions?.network?.domains ?? []).join(',') || 'none', approvalOf(i.settings?.approval), toolsOf(i.servlet).join(', ')]),
-            ]),
-      );
-    });
+    .action((opts: { profile: string }) => printInstalls(ctx, opts.profile));
 
   servlet
     .command('uninstall <name>')

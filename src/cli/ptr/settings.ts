@@ -17,6 +17,8 @@ export interface CliEnv {
   /** Where `npm run dev` registers its stacks (`$XDG_CACHE_HOME/prompt-task-runner/stacks`). */
   XDG_CACHE_HOME?: string;
   HOME?: string;
+  /** Any other variable, read by name: `ptr install mcp --header-env Authorization=MY_VAR`. */
+  readonly [variable: string]: string | undefined;
 }
 
 /** What the config file holds. Unknown keys are kept as they are. */

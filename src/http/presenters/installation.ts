@@ -1,10 +1,11 @@
 import { z } from 'zod';
-import type { InstallView } from '../../store/installations';
+import type { InstallView, ServletInstallView } from '../../store/installations';
+import { presentMcpInstall, mcpInstallView } from './mcp-installation';
 import { servletMeta } from './servlet';
 import { timestamp } from './timestamp';
 
-/** An install as the list and an install answer show it (the OpenAPI document's `Install`). */
-export const installView = z
+/** A servlet install as the list and an install answer show it (the OpenAPI document's `Install`). */
+export const servletInstallView = z
   .object({
     name: z.string(),
     settings: z.object({
@@ -18,6 +19,9 @@ export const installView = z
     modified_at: timestamp,
   })
   .meta({ id: 'Install' });
+
+/** Any install, as the list shows it: a servlet's (`Install`) or an MCP server's (`McpInstall`). */
+export const installView = z.union([servletInstallView, mcpInstallView]);
 export type PresentedInstall = z.infer<typeof installView>;
 
 /**
@@ -26,7 +30,11 @@ export type PresentedInstall = z.infer<typeof installView>;
  * Hosts: null (any host outside the blocklist) is shown as ["*"]. Servlets never get a file system. `approval` is
  * shown only when set, so installs that never use it keep the hosted service's shape byte for byte.
  */
-export function presentInstall({ install, servlet, config }: InstallView): PresentedInstall {
+export function presentInstall(view: InstallView): PresentedInstall {
+  return view.kind === 'mcp' ? presentMcpInstall(view.install) : presentServletInstall(view);
+}
+
+function presentServletInstall({ install, servlet, config }: ServletInstallView): z.infer<typeof servletInstallView> {
   return {
     name: install.name,
     settings: {

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { badRequest } from '../../../errors';
 import { NAME_PATTERN, NAME_RULE, nameSchema } from '../../../store/names';
 
 export const profileParams = z.object({ profile: nameSchema });
@@ -80,4 +81,84 @@ export function installDomains(body: InstallBody): string[] | null {
   const domains = body.settings?.network?.domains ?? body.settings?.permissions?.network?.domains;
   if (domains === undefined || domains === null || domains.includes('*')) return null;
   return [...new Set(domains.map((d) => d.toLowerCase()))];
+}
+
+const MCP_URL_MAX_LENGTH = 2048;
+const MCP_HEADERS_MAX = 32;
+const MCP_HEADER_VALUE_MAX_LENGTH = 8 * 1024;
+const MCP_TOOLS_MAX = 1000;
+const MCP_TOOL_NAME_MAX_LENGTH = 256;
+
+/** Headers the MCP transport sets itself: an install may not send its own. */
+export const TRANSPORT_HEADERS = new Set(['host', 'content-length', 'content-type', 'accept', 'connection', 'transfer-encoding', 'mcp-session-id', 'mcp-protocol-version', 'last-event-id']);
+
+/** An http(s) URL. Which scheme and host are allowed is the network guard's to say, at install (router.ts). */
+const mcpUrl = z
+  .string()
+  .max(MCP_URL_MAX_LENGTH)
+  .transform((text, ctx) => {
+    const url = URL.canParse(text) ? new URL(text) : undefined;
+    if (!url || (url.protocol !== 'https:' && url.protocol !== 'http:')) {
+      ctx.addIssue({ code: 'custom', message: 'expected an https:// URL' });
+      return z.NEVER;
+    }
+    return url;
+  });
+
+/** An HTTP header name (RFC 9110 token). */
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,256}$/;
+/** Visible characters, spaces and tabs: no line breaks or other controls. */
+const HEADER_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
+
+const mcpHeaders = z
+  .record(z.string(), z.string().max(MCP_HEADER_VALUE_MAX_LENGTH).regex(HEADER_VALUE, 'expected a header value: no line breaks or other control characters'))
+  .superRefine((headers, ctx) => {
+    const seen = new Set<string>();
+    for (const name of Object.keys(headers)) {
+      const lower = name.toLowerCase();
+      if (!HEADER_NAME.test(name)) ctx.addIssue({ code: 'custom', path: [name], message: 'expected a header name (letters, digits and !#$%&\'*+.^_`|~-)' });
+      else if (TRANSPORT_HEADERS.has(lower)) ctx.addIssue({ code: 'custom', path: [name], message: 'set by the MCP transport itself' });
+      else if (seen.has(lower)) ctx.addIssue({ code: 'custom', path: [name], message: 'given twice (header names ignore case)' });
+      seen.add(lower);
+    }
+    if (seen.size > MCP_HEADERS_MAX) ctx.addIssue({ code: 'custom', message: `expected at most ${MCP_HEADERS_MAX} headers` });
+  });
+
+const toolNames = (what: string) =>
+  z
+    .array(z.string().min(1, 'expected a tool name').max(MCP_TOOL_NAME_MAX_LENGTH, `expected at most ${MCP_TOOL_NAME_MAX_LENGTH} characters`))
+    .refine((names) => names.length <= MCP_TOOLS_MAX, `expected at most ${MCP_TOOLS_MAX} ${what}`)
+    .refine((names) => new Set(names).size === names.length, 'expected each tool name once');
+
+/** `"destructive"` when absent (the default for an MCP install, stored as such: store/mcp-installs.ts). */
+const mcpApproval = z
+  .union([z.literal('*'), z.literal('none'), z.literal('destructive'), toolNames('tool names').min(1, 'expected at least one tool name, or "*", "none" or "destructive"')], {
+    error: 'expected "*", "none", "destructive" or a list of tool names',
+  })
+  .nullish();
+
+/**
+ * `POST /api/profiles/~/<profile>/installations` installing an MCP server (docs/mcp.md): in place of `servlet_slug`,
+ * `mcp: { url, headers? }`. `settings.tools` narrows the tools offered to runs (absent: all of them);
+ * `settings.approval` absent means `"destructive"`. Unknown fields are ignored.
+ */
+export const mcpInstallBody = z.object({
+  name: nameSchema,
+  mcp: z.object({
+    url: mcpUrl.meta({ description: 'The server\'s Streamable HTTP endpoint. https:// unless its host is in MCP_ALLOWLIST. User info and query are kept sealed, never shown' }),
+    headers: mcpHeaders.nullish().meta({ description: 'Sent with every request; values are sealed and never shown' }),
+  }),
+  settings: z.object({ tools: toolNames('tool names').nullish(), approval: mcpApproval }).nullish(),
+  allow_update: z.boolean().default(true),
+});
+export type McpInstallBody = z.infer<typeof mcpInstallBody>;
+
+/** Which kind of install a body asks for (the same path takes both). Throws 400 when it names both a servlet and an MCP server, or neither. */
+export function installKind(body: unknown): 'servlet' | 'mcp' {
+  // not an object: the servlet body's parse says what is wrong with it, as it always has
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) return 'servlet';
+  const given = (key: string) => (body as Record<string, unknown>)[key] !== undefined && (body as Record<string, unknown>)[key] !== null;
+  if (given('servlet_slug') && given('mcp')) throw badRequest('servlet_slug, mcp: give one of them (a servlet, or an MCP server), not both');
+  if (!given('servlet_slug') && !given('mcp')) throw badRequest('servlet_slug: required (or mcp, to install an MCP server)');
+  return given('mcp') ? 'mcp' : 'servlet';
 }

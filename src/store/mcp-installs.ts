@@ -1,0 +1,243 @@
+import { badRequest, conflict, notFound } from '../errors';
+import { isDuplicateKey } from './connect';
+import { escapeKeys, unescapeKeys } from './document-keys';
+import { markInstallsChanged } from './install-changes';
+import type { InstallBase } from './installations';
+import type { McpServerDoc, Models } from './models';
+import { getProfile } from './profiles';
+import { open, openJson, seal, sealJson, type Keyring, type SealedSecret } from './secrets';
+
+/**
+ * MCP installs: a remote MCP server (Streamable HTTP) installed into a profile beside servlets (docs/mcp.md). The
+ * whole URL and the header values are sealed like provider keys (user info and query count as secrets); `mcp.url`
+ * keeps the URL as shown, without them. Nothing here connects: the API lists the tools (src/mcp) and hands them in.
+ */
+
+/** A tool as the server listed it, as stored and shown: what a run needs to offer and call it. */
+export interface McpToolRecord {
+  name: string;
+  title?: string;
+  description?: string;
+  inputSchema: Record<string, unknown>;
+  outputSchema?: Record<string, unknown>;
+  annotations?: { title?: string; readOnlyHint?: boolean; destructiveHint?: boolean; idempotentHint?: boolean; openWorldHint?: boolean };
+  execution?: { taskSupport?: 'forbidden' | 'optional' | 'required' };
+}
+
+/** What a `tools/list` (every page) and the initialize before it gave. */
+export interface McpListing {
+  tools: McpToolRecord[];
+  serverInfo: { name: string; version?: string; title?: string; description?: string } & Record<string, unknown>;
+  protocolVersion: string;
+}
+
+/**
+ * Which calls wait for a person's decision: `"*"` every one, `"none"` none, a list the tools named, `"destructive"`
+ * (the default, stored as such) those MCP's annotation defaults call destructive: `readOnlyHint` not true and
+ * `destructiveHint` not false.
+ */
+export type McpApproval = '*' | 'none' | 'destructive' | string[];
+export const DEFAULT_MCP_APPROVAL: McpApproval = 'destructive';
+
+export type McpServerRecord = Omit<McpServerDoc, 'url_sealed' | 'headers' | 'tools' | 'server'> & {
+  url_sealed: SealedSecret;
+  headers: SealedSecret | null;
+  tools: McpToolRecord[];
+  server: Pick<McpListing, 'serverInfo' | 'protocolVersion'> | null;
+};
+
+/** An MCP install as stored (models.ts), its tools as the server listed them (keys restored). */
+export type McpInstallRecord = InstallBase & {
+  mcp: McpServerRecord;
+  /** The tools offered to runs; null: every tool listed. */
+  allowed_tools: string[] | null;
+  approval: McpApproval;
+  servlet_owner?: null;
+  servlet_name?: null;
+};
+
+export const isMcpInstall = <T extends { mcp?: unknown }>(install: T): install is T & { mcp: NonNullable<T['mcp']> } =>
+  install.mcp !== null && install.mcp !== undefined;
+
+/** Restores what mcp-installs.ts stored with FerretDB-safe keys; use it on every MCP install read from the model. */
+export function fromMcpDoc<T extends { mcp?: unknown }>(doc: T): McpInstallRecord {
+  const record = doc as unknown as McpInstallRecord;
+  const server = unescapeKeys(record.mcp.server ?? null) as McpServerRecord['server'];
+  return { ...record, mcp: { ...record.mcp, tools: unescapeKeys(record.mcp.tools ?? []) as McpToolRecord[], server } };
+}
+
+/** The URL as every answer shows it: scheme, host, port and path; no user info, query or fragment. */
+export function shownUrl(url: URL): string {
+  return `${url.protocol}//${url.host}${url.pathname}`;
+}
+
+/** At most this many unknown names are listed in a 400: the rest are counted. */
+const UNKNOWN_SHOWN = 10;
+
+/**
+ * Throws 400 naming `settings.tools` or `settings.approval` when either names a tool the server did not list. After
+ * a refresh that drops one, nothing here is asked again: the run side fails closed (mcpToolNeedsApproval, offeredMcpTools).
+ */
+export function checkMcpSettings(install: string, tools: McpToolRecord[], settings: { allowedTools: string[] | null; approval: McpApproval }): void {
+  const names = new Set(tools.map((t) => t.name));
+  const check = (field: string, list: string[] | null) => {
+    const unknown = (list ?? []).filter((name) => !names.has(name));
+    if (unknown.length === 0) return;
+    const shown = unknown.slice(0, UNKNOWN_SHOWN).map((name) => JSON.stringify(name));
+    if (unknown.length > shown.length) shown.push(`and ${unknown.length - shown.length} more`);
+    throw badRequest(`${field}: the MCP server of "${install}" lists no ${unknown.length === 1 ? 'tool' : 'tools'} named ${shown.join(', ')}`);
+  };
+  check('settings.tools', settings.allowedTools);
+  check('settings.approval', Array.isArray(settings.approval) ? settings.approval : null);
+}
+
+/**
+ * The tools a run may offer: those listed, narrowed to `settings.tools`. A name there that the server no longer
+ * lists (a refresh dropped it) is simply not offered.
+ */
+export function offeredMcpTools(install: Pick<McpInstallRecord, 'mcp' | 'allowed_tools'>): McpToolRecord[] {
+  const allowed = install.allowed_tools;
+  return allowed === null || allowed === undefined ? install.mcp.tools : install.mcp.tools.filter((t) => allowed.includes(t.name));
+}
+
+/**
+ * Does a call of `tool` wait for a person's decision under the install's `settings.approval`? Fails closed: a list
+ * naming a tool the server no longer lists (a refresh dropped or renamed it) makes every tool of the install wait.
+ */
+export function mcpToolNeedsApproval(install: Pick<McpInstallRecord, 'mcp' | 'approval'>, tool: McpToolRecord): boolean {
+  const approval = install.approval ?? DEFAULT_MCP_APPROVAL;
+  if (approval === '*') return true;
+  if (approval === 'none') return false;
+  if (approval === 'destructive') return tool.annotations?.readOnlyHint !== true && tool.annotations?.destructiveHint !== false;
+  const stale = approval.some((name) => !install.mcp.tools.some((t) => t.name === name));
+  return stale || approval.includes(tool.name);
+}
+
+/** What a call needs to reach the server: the whole URL and the headers, opened. Keep them out of logs, history and results. */
+export interface McpConnection {
+  url: string;
+  headers: Record<string, string>;
+}
+
+/** Opens an MCP install's URL and headers (for a call, or to list its tools again). */
+export function openMcpConnection(keyring: Keyring, install: Pick<McpInstallRecord, 'mcp'>): McpConnection {
+  return {
+    url: open(keyring, install.mcp.url_sealed),
+    headers: install.mcp.headers ? openJson<Record<string, string>>(keyring, install.mcp.headers) : {},
+  };
+}
+
+export interface McpInstallRef {
+  owner: string;
+  profile: string;
+  name: string;
+}
+
+/** The profile's MCP install by that name; null when there is none (or the name is a servlet install). */
+export async function findMcpInstall(models: Models, ref: McpInstallRef): Promise<McpInstallRecord | null> {
+  const doc = await models.Installation.findOne({ owner: ref.owner, profile: ref.profile, name: ref.name }).lean();
+  return doc && isMcpInstall(doc) ? fromMcpDoc(doc) : null;
+}
+
+/**
+ * The install's URL and headers opened, with its tools and settings, for a run's call; null when the profile has no
+ * MCP install by that name (uninstalled since, or replaced by a servlet).
+ */
+export async function loadMcpInstallForCall(models: Models, keyring: Keyring, ref: McpInstallRef): Promise<(McpConnection & { install: McpInstallRecord }) | null> {
+  const install = await findMcpInstall(models, ref);
+  return install ? { ...openMcpConnection(keyring, install), install } : null;
+}
+
+export interface McpInstallInput extends McpInstallRef {
+  /** The whole URL as given: sealed; shown without user info, query or fragment. */
+  url: URL;
+  headers: Record<string, string>;
+  listing: McpListing;
+  allowedTools: string[] | null;
+  approval: McpApproval;
+  /** false: an install of that name already there is a 409 `install_exists` instead of being replaced. */
+  allowUpdate: boolean;
+}
+
+const storedServer = (keyring: Keyring, url: URL, headers: Record<string, string>, listing: McpListing, now: Date) => {
+  const whole = new URL(url);
+  whole.hash = '';
+  return {
+    url: shownUrl(url),
+    url_sealed: seal(keyring, whole.toString()),
+    header_names: Object.keys(headers),
+    headers: Object.keys(headers).length > 0 ? sealJson(keyring, headers) : null,
+    tools: escapeKeys(listing.tools) as unknown[],
+    server: escapeKeys({ serverInfo: listing.serverInfo, protocolVersion: listing.protocolVersion }),
+    listed_at: now,
+  };
+};
+
+const installTaken = (ref: McpInstallRef) => conflict(`install "${ref.name}" already exists in profile "${ref.profile}"`, 'install_exists');
+
+/** Throws 404 for a missing profile and, when `allowUpdate` is false, 409 `install_exists` for a name taken: before connecting. */
+export async function checkMcpInstallable(models: Models, ref: McpInstallRef, allowUpdate: boolean): Promise<void> {
+  await getProfile(models, ref.owner, ref.profile);
+  if (!allowUpdate && (await models.Installation.exists({ owner: ref.owner, profile: ref.profile, name: ref.name }))) throw installTaken(ref);
+}
+
+/**
+ * Installs an MCP server into one of the owner's profiles, or replaces the install of that name (a servlet install
+ * too): URL, headers, tools and settings all come from this call. Throws 404 for a missing profile, 400 when a
+ * setting names a tool the server did not list, 409 `install_exists` when `allowUpdate` is false and the name is taken.
+ */
+export async function installMcp(models: Models, keyring: Keyring, input: McpInstallInput, now = new Date()): Promise<{ install: McpInstallRecord; created: boolean }> {
+  await getProfile(models, input.owner, input.profile);
+  checkMcpSettings(input.name, input.listing.tools, { allowedTools: input.allowedTools, approval: input.approval });
+  const ref = { owner: input.owner, profile: input.profile, name: input.name };
+  const set = {
+    servlet_owner: null,
+    servlet_name: null,
+    config: null,
+    domains: null,
+    mcp: storedServer(keyring, input.url, input.headers, input.listing, now),
+    allowed_tools: input.allowedTools,
+    approval: input.approval,
+    modified_at: now,
+  };
+  let created = false;
+  if (await models.Installation.exists(ref)) {
+    if (!input.allowUpdate) throw installTaken(ref);
+    await models.Installation.updateOne(ref, { $set: set });
+  } else {
+    try {
+      await models.Installation.create({ ...ref, ...set, created_at: now });
+      created = true;
+    } catch (err) {
+      if (!isDuplicateKey(err)) throw err;
+      if (!input.allowUpdate) throw installTaken(ref);
+      await models.Installation.updateOne(ref, { $set: set });
+    }
+  }
+  await markInstallsChanged(models, [ref]);
+  const install = await findMcpInstall(models, ref);
+  if (!install) throw notFound(`install "${ref.name}"`);
+  return { install, created };
+}
+
+/**
+ * Stores a new listing of the install's tools (its settings stay as they are, even when they name a tool no longer
+ * listed: runs fail closed). `listedFrom` is the install as read before listing: when it was replaced or removed
+ * meanwhile, nothing is written and the install as it is now is returned (null when gone).
+ */
+export async function saveMcpListing(models: Models, keyring: Keyring, listedFrom: McpInstallRecord, listing: McpListing, now = new Date()): Promise<McpInstallRecord | null> {
+  const ref = { owner: listedFrom.owner, profile: listedFrom.profile, name: listedFrom.name };
+  const res = await models.Installation.updateOne(
+    { ...ref, 'mcp.url_sealed.data': listedFrom.mcp.url_sealed.data, modified_at: listedFrom.modified_at },
+    {
+      $set: {
+        'mcp.tools': escapeKeys(listing.tools),
+        'mcp.server': escapeKeys({ serverInfo: listing.serverInfo, protocolVersion: listing.protocolVersion }),
+        'mcp.listed_at': now,
+        modified_at: now,
+      },
+    },
+  );
+  if (res.matchedCount === 1) await markInstallsChanged(models, [ref]);
+  return findMcpInstall(models, ref);
+}
