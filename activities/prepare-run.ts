@@ -9,7 +9,7 @@ import type { HeldEntry, Message, RunIdentity, RunRef, StartedRun, Text, Turn } 
 import type { ActivityDeps } from './deps';
 import type { RunContentCache } from './run-content-cache';
 import { TemplateFailure } from './template/sandbox';
-import { listProfileTools } from './tools';
+import { checkToolCount, listProfileTools } from './tools';
 
 /** Tool specs go to every model call: inline only when they are small, else stored once and referred to. */
 const TOOL_SPECS_INLINE_BYTES = 8 * 1024;
@@ -71,6 +71,7 @@ export function createPrepare(parts: {
       throw runFailure('BadTemplate', `the prompt template cannot be expanded: ${err.message}`);
     }
     const tools = await listProfileTools(models, input.identity.owner, input.identity.profile);
+    checkToolCount(version.runner, tools);
     const prompt = await store(input.run, 'prompt', expanded.prompt);
     const toolSpecs = await store(input.run, 'tools', JSON.stringify(tools), TOOL_SPECS_INLINE_BYTES);
     const now = input.at ?? Date.now();
@@ -87,7 +88,7 @@ export function createPrepare(parts: {
         runner: version.runner,
         model: version.model,
         maxTokens: maxTokensFor(deps.config, version) ?? null,
-        tools: tools.map(({ name, install, tool, approval }) => ({ name, install, tool, ...(approval ? { approval } : {}) })),
+        tools: tools.map(({ name, install, tool, approval, mcp, idempotent }) => ({ name, install, tool, ...(approval ? { approval } : {}), ...(mcp ? { mcp } : {}), ...(idempotent ? { idempotent } : {}) })),
         toolSpecs,
       },
       entries,

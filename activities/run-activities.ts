@@ -7,14 +7,15 @@ import { createTtlCache } from '../src/ttl-cache';
 import type { Runs } from '../src/runs';
 import { addModelCall, finalEntry, isTerminal } from '../src/contract/constants';
 import { isRunClosed, isTemplateFailure, runFailure } from '../src/contract/failures';
-import type { FirstModelCall, FirstModelCallInput, ModelCallInput, ModelTurn, RunRef, StartedRun, Text, ToolOutcome, ToolSpec, Turn } from '../src/contract/types';
+import type { CallToolResult, FirstModelCall, FirstModelCallInput, ModelCallInput, ModelTurn, RunRef, StartedRun, Text, ToolOutcome, ToolSpec, Turn } from '../src/contract/types';
 import type { ActivityDeps } from './deps';
 import { linkedAbort } from './linked-abort';
 import { createPrepare, type Opening, type PrepareInput } from './prepare-run';
 import { callAnthropic } from './providers/anthropic';
-import { callOpenAI } from './providers/openai';
+import { base64Bytes, callOpenAI } from './providers/openai';
 import { createRunContentCache } from './run-content-cache';
 import type { ToolCallInput } from './tool-call';
+import type { McpToolCallInput } from './mcp-call';
 
 const VERSION_CACHE_MS = 60_000;
 /** How long a cancelled run's workflow waits for this process's calls of it to stop (within ABORT's 10 s). */
@@ -56,12 +57,12 @@ export function createRunActivities(deps: ActivityDeps, runs: Runs) {
    * worker). Elsewhere Temporal's own cancellation reaches them with their next heartbeat.
    */
   const inFlight = new Map<string, Set<{ abort: () => void; done: Promise<unknown> }>>();
-  const tracked = async <T>(run: RunRef, work: (signal: AbortSignal) => Promise<T>): Promise<T> => {
+  const tracked = async <T>(run: RunRef, work: (signal: AbortSignal) => Promise<T>, heartbeat?: () => void): Promise<T> => {
     // The call's one signal: Temporal's cancellation (delivered with a heartbeat), or `abortRunCalls`.
     const stop = linkedAbort([Context.current().cancellationSignal]);
     let calls = inFlight.get(run.id);
     if (!calls) inFlight.set(run.id, (calls = new Set()));
-    const call = { abort: stop.abort, done: heartbeating(() => work(stop.signal)) };
+    const call = { abort: stop.abort, done: heartbeating(() => work(stop.signal), heartbeat) };
     calls.add(call);
     try {
       return await call.done;
@@ -187,17 +188,41 @@ export function createRunActivities(deps: ActivityDeps, runs: Runs) {
     async callTool(input: Omit<ToolCallInput, 'arguments'> & { run: RunRef; arguments: Text }): Promise<ToolOutcome> {
       const { run, ...call } = input;
       const args = JSON.parse(await contents.text(call.arguments)) as Record<string, unknown>;
-      const result = await tracked(run, (signal) => deps.callTool({ ...call, arguments: args }, signal));
-      const isError = Boolean(result.isError);
-      const only = result.content.length === 1 ? result.content[0] : undefined;
-      if (only?.type === 'text') {
-        const text = await store(run, 'result', only.text);
-        return { isError, message: { text }, shown: text };
-      }
-      const shownText = result.content.map((c) => (c.type === 'text' ? c.text : `[image ${c.mimeType}]`)).join('\n');
-      return { isError, message: { json: await store(run, 'result', JSON.stringify(result)) }, shown: await store(run, 'shown', shownText) };
+      return outcome(run, await tracked(run, (signal) => deps.callTool({ ...call, arguments: args }, signal)));
+    },
+
+    /**
+     * Remote activity on the MCP queue: one tool call on an MCP install's server (activities/mcp-call.ts), its progress
+     * heartbeating. The server's faults, and a server not reached after its tries, come back as `isError` results.
+     */
+    async callMcpTool(input: Omit<McpToolCallInput, 'arguments'> & { run: RunRef; arguments: Text }): Promise<ToolOutcome> {
+      const { run, ...call } = input;
+      const args = JSON.parse(await contents.text(call.arguments)) as Record<string, unknown>;
+      const ctx = Context.current();
+      // Every heartbeat of an attempt that began sending says so, for the attempt after it (its worker lost).
+      let sending = false;
+      const heartbeat = () => ctx.heartbeat(sending ? { sending } : undefined);
+      const mayHaveRun = ctx.info.attempt > 1 && (ctx.info.heartbeatDetails as { sending?: boolean } | undefined)?.sending === true;
+      const sendingNow = () => {
+        sending = true;
+        heartbeat();
+      };
+      const { result, said } = await tracked(run, (signal) => deps.callMcpTool({ ...call, arguments: args }, { mayHaveRun, signal, heartbeat, sending: sendingNow }), heartbeat);
+      return { ...(await outcome(run, result)), ...(said.length ? { said } : {}) };
     },
   };
+
+  /** A tool's result as the workflow keeps it: one text as that text, anything else as its JSON; large parts stored. */
+  async function outcome(run: RunRef, result: CallToolResult): Promise<ToolOutcome> {
+    const isError = Boolean(result.isError);
+    const only = result.content.length === 1 ? result.content[0] : undefined;
+    if (only?.type === 'text') {
+      const text = await store(run, 'result', only.text);
+      return { isError, message: { text }, shown: text };
+    }
+    const shownText = result.content.map((c) => (c.type === 'text' ? c.text : `[image ${c.mimeType}, ${base64Bytes(c.data)} bytes]`)).join('\n');
+    return { isError, message: { json: await store(run, 'result', JSON.stringify(result)) }, shown: await store(run, 'shown', shownText) };
+  }
 
   /** A first call's write of `running` (`opening.open`), deferred by RUN_START_WRITE_DELAY_MS (the recorder's deferStart). */
   function delayedOpen(run: RunRef, opening: Opening) {
@@ -298,10 +323,10 @@ export function createRunActivities(deps: ActivityDeps, runs: Runs) {
   }
 
   /** Runs a remote activity's work, heartbeating while it waits so a lost worker is noticed within the heartbeat timeout. */
-  async function heartbeating<T>(work: () => Promise<T>): Promise<T> {
+  async function heartbeating<T>(work: () => Promise<T>, heartbeat?: () => void): Promise<T> {
     const ctx = Context.current();
     // A third of the heartbeat timeout: a call shorter than that sends none (the SDK also spaces them out).
-    const beat = setInterval(() => ctx.heartbeat(), Math.max(200, (ctx.info.heartbeatTimeoutMs ?? 30_000) / 3));
+    const beat = setInterval(heartbeat ?? (() => ctx.heartbeat()), Math.max(200, (ctx.info.heartbeatTimeoutMs ?? 30_000) / 3));
     try {
       return await work();
     } finally {

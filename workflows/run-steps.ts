@@ -1,9 +1,9 @@
 import { ActivityFailure, isCancellation, patched, proxyActivities, proxyLocalActivities, sleep, uuid4, workflowInfo } from '@temporalio/workflow';
 import type { RunActivities } from '../activities/run-activities';
-import { LEVEL, toolTaskQueue } from '../src/contract/constants';
+import { LEVEL, mcpTaskQueue, toolTaskQueue } from '../src/contract/constants';
 import { isRunClosed, readFailure } from '../src/contract/failures';
 import type { ModelCallInput, ModelTurn, PreparedRun, RunInput, RunRef, RunStatus, ToolOutcome } from '../src/contract/types';
-import { ABORT, providerCall, RECORD, TOOL_CALL } from './limits';
+import { ABORT, MCP_CALL, providerCall, RECORD, TOOL_CALL } from './limits';
 import { RunFailed, type RunClock } from './run-clock';
 import type { RunControls } from './run-controls';
 import type { RunLog } from './run-log';
@@ -134,9 +134,15 @@ export class RunSteps {
       if (denied !== undefined) return { isError: true, message: { text: denied }, shown: denied };
     }
     log.usage = { ...log.usage, tool_calls: log.usage.tool_calls + 1 };
+    const where = { run, owner: input.identity.owner, profile: input.identity.profile, install: route.install, tool: route.tool, arguments: call.arguments };
     try {
+      if (route.mcp) {
+        // On the MCP queue, with slots of its own; whether a call may be made again is the activity's to decide.
+        const options = { ...clock.bounded(MCP_CALL), taskQueue: mcpTaskQueue(workflowInfo().taskQueue) };
+        return await proxyActivities<RunActivities>(options).callMcpTool({ ...where, ...(route.idempotent ? { idempotent: true } : {}) });
+      }
       const options = { ...clock.bounded(TOOL_CALL), taskQueue: toolTaskQueue(workflowInfo().taskQueue) };
-      return await proxyActivities<RunActivities>(options).callTool({ run, owner: input.identity.owner, profile: input.identity.profile, install: route.install, tool: route.tool, arguments: call.arguments });
+      return await proxyActivities<RunActivities>(options).callTool(where);
     } catch (err) {
       const failure = clock.past(err);
       if (failure instanceof RunFailed || isCancellation(failure)) throw failure;

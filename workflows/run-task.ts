@@ -95,6 +95,7 @@ async function converse(parts: RunParts, steps: RunSteps, start: RunStart): Prom
     for (const call of answer.toolCalls) {
       log.push({ msg: `tool call: ${call.name}`, exchange: { role: 'assistant', content: call.shown } });
       const outcome = await steps.callTool(prepared, call);
+      for (const said of outcome.said ?? []) log.push(said);
       log.push({ msg: `tool result: ${call.name}${outcome.isError ? ' (error)' : ''}`, exchange: { role: 'tool', content: outcome.shown } });
       log.addMessage({ role: 'tool', callId: call.id, name: call.name, isError: outcome.isError, ...outcome.message });
     }

@@ -65,7 +65,7 @@ function toolMessages(results: ToolTurn[]): Message[] {
     tool_call_id: call.id,
     content:
       (result.isError ? 'ERROR: ' : '') +
-      (result.content.map((c) => (c.type === 'text' ? c.text : `[image ${c.mimeType} attached below]`)).join('\n') || '(no content)'),
+      (result.content.map((c) => (c.type === 'text' ? c.text : `[image ${c.mimeType}, ${base64Bytes(c.data)} bytes, attached below]`)).join('\n') || '(no content)'),
   }));
   const images = results.flatMap(({ call, result }) => result.content.flatMap((c) => (c.type === 'image' ? [{ call, c }] : [])));
   if (images.length) {
@@ -79,3 +79,6 @@ function toolMessages(results: ToolTurn[]): Message[] {
   }
   return messages;
 }
+
+/** How many bytes a base64 text decodes to. */
+export const base64Bytes = (base64: string) => Math.floor((base64.length * 3) / 4) - (base64.endsWith('==') ? 2 : base64.endsWith('=') ? 1 : 0);

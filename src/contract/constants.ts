@@ -22,6 +22,11 @@ export const LEVEL = { info: 30, warn: 40, error: 50 } as const;
  * its own queue with its own limit on the same workers (src/temporal/worker.ts).
  */
 export const toolTaskQueue = (taskQueue: string) => `${taskQueue}.tools`;
+/**
+ * MCP tool calls' queue: a call waits on the network, not on this machine's CPU as a servlet's does, so it has slots of
+ * its own (WORKER_MAX_MCP_CALLS) on the same workers.
+ */
+export const mcpTaskQueue = (taskQueue: string) => `${taskQueue}.mcp`;
 
 /** The entry that ends a run that the model answered. */
 export const finalEntry = (text: Text): LastEntry<Text> => ({ msg: 'final answer', lastMessage: { role: 'assistant', content: text } });

@@ -25,6 +25,8 @@ export const FAILURES = {
   ProviderRejected: { retryable: false },
   /** The provider's answer is not what its API promises. */
   ProviderMalformedAnswer: { retryable: false },
+  /** The profile offers more tools than the run's provider accepts (OpenAI: 128): narrow an install's `settings.tools`. */
+  TooManyTools: { retryable: false },
   /** The run's record was closed (by a model call whose end the workflow did not hear of, a cancel...): it never changes again. */
   RunClosed: { retryable: false },
   /** Anything else that went wrong in an activity: retried by the activity's policy; the run shows only that. */

@@ -165,10 +165,14 @@ export interface ToolSpec {
   tool: string;
   /** The installation's `settings.approval` names this tool (or is `"*"`): each call waits for a person's decision. */
   approval?: boolean;
+  /** The install is a remote MCP server's (docs/mcp.md): its calls go to the MCP queue, not a servlet's sandbox. */
+  mcp?: true;
+  /** An MCP tool annotated `idempotentHint: true`: a call that may have reached the server may be made again. */
+  idempotent?: true;
 }
 
-/** What the workflow needs of a tool: where a call of the name the model sees goes, and whether it needs approval. */
-export type ToolRoute = Pick<ToolSpec, 'name' | 'install' | 'tool' | 'approval'>;
+/** What the workflow needs of a tool: where a call of the name the model sees goes, whether it needs approval, and how it may be retried. */
+export type ToolRoute = Pick<ToolSpec, 'name' | 'install' | 'tool' | 'approval' | 'mcp' | 'idempotent'>;
 
 export interface ToolCall<A = Record<string, unknown>> {
   id: string;
@@ -280,6 +284,8 @@ export interface ToolOutcome {
   message: { text: Text } | { json: Text };
   /** The result as its entry shows it (the texts, an image as `[image <type>]`). */
   shown: Text;
+  /** What the tool said while it ran (an MCP server's progress and log messages), as log entries: bounded. */
+  said?: HeldEntry[];
 }
 
 /** `POST <run path>/cancel`: who asked. */

@@ -6,7 +6,11 @@ import { createServletRuntime } from '../../activities/servlets';
 import { createTemplateSandbox } from '../../activities/template/sandbox';
 import { createProviderFetch } from '../../activities/providers/http';
 import { createToolCaller } from '../../activities/tool-call';
-import { toolTaskQueue } from '../contract/constants';
+import { createMcpToolCaller } from '../../activities/mcp-call';
+import { createMcpSessionPool } from '../mcp/pool';
+import { mcpClientOptions } from '../mcp/options';
+import { loadMcpInstallForCall, offeredMcpTools } from '../store/mcp-installs';
+import { mcpTaskQueue, toolTaskQueue } from '../contract/constants';
 import { loadInstallForRun } from '../store/installations';
 import { ensureReconcileSchedule } from './reconcile-schedule';
 import { ensureRetentionSchedule } from './retention-schedule';
@@ -41,18 +45,29 @@ export interface RunningWorkerParts {
 
 /**
  * The workers of a process, with their real dependencies: the database, the keyring, template threads, a servlet
- * runtime, pooled provider connections and a Temporal client (the reconciler's). Two workers on one connection:
+ * runtime, pooled provider connections and a Temporal client (the reconciler's). Three workers on one connection:
  * workflows, provider calls and bookkeeping on TEMPORAL_TASK_QUEUE, up to WORKER_MAX_PROVIDER_CALLS calls at once
- * (they wait); tool calls on its `.tools` queue, up to WORKER_MAX_TOOL_CALLS (they compute). Makes sure the
+ * (they wait); tool calls on its `.tools` queue, up to WORKER_MAX_TOOL_CALLS (they compute); MCP tool calls on its
+ * `.mcp` queue, up to WORKER_MAX_MCP_CALLS (they wait on the network). Makes sure the
  * reconciler's Schedule exists, and the retention Schedule exactly while RUN_RETENTION_DAYS is set.
  */
-export async function createWorker(deps: Omit<ActivityDeps, 'callTool' | 'templates' | 'temporal' | 'providerFetch'>): Promise<RunningWorkerParts> {
+export async function createWorker(deps: Omit<ActivityDeps, 'callTool' | 'callMcpTool' | 'templates' | 'temporal' | 'providerFetch'>): Promise<RunningWorkerParts> {
   const { config } = deps;
   installTemporalRuntime(deps.logger);
   const servlets = createServletRuntime({ config, logger: deps.logger });
   const callTool = createToolCaller({
     servlets,
     loadInstall: (owner, profile, install) => loadInstallForRun(deps.db.models, deps.keyring, owner, profile, install),
+  });
+  const mcpCalls = createMcpSessionPool(mcpClientOptions(config));
+  const callMcpTool = createMcpToolCaller({
+    calls: mcpCalls,
+    loadInstall: async (owner, profile, name) => {
+      const found = await loadMcpInstallForCall(deps.db.models, deps.keyring, { owner, profile, name });
+      if (!found) return null;
+      const offered = new Set(offeredMcpTools(found.install).map((t) => t.name));
+      return { url: found.url, headers: found.headers, offers: (tool) => offered.has(tool) };
+    },
   });
   const templates = createTemplateSandbox({ timeoutMs: config.TEMPLATE_TIMEOUT_MS, maxPromptBytes: config.RUN_PROMPT_MAX_BYTES });
   const provider = createProviderFetch();
@@ -61,6 +76,7 @@ export async function createWorker(deps: Omit<ActivityDeps, 'callTool' | 'templa
   const connection = await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS });
   const close = async () => {
     await servlets.close();
+    await mcpCalls.close();
     await templates.close();
     await provider.close();
     await connection.close();
@@ -69,8 +85,8 @@ export async function createWorker(deps: Omit<ActivityDeps, 'callTool' | 'templa
   try {
     await ensureReconcileSchedule(temporal, config);
     await ensureRetentionSchedule(temporal, config);
-    const activities = createActivities({ ...deps, callTool, templates, temporal, providerFetch: provider.fetch });
-    const { callTool: toolActivity, ...rest } = activities;
+    const activities = createActivities({ ...deps, callTool, callMcpTool, templates, temporal, providerFetch: provider.fetch });
+    const { callTool: toolActivity, callMcpTool: mcpActivity, ...rest } = activities;
     const metrics = createRegistry();
     const interceptors = { activity: [activityMetrics(metrics)] };
     const main = await Worker.create({
@@ -91,7 +107,15 @@ export async function createWorker(deps: Omit<ActivityDeps, 'callTool' | 'templa
       maxConcurrentActivityTaskExecutions: config.WORKER_MAX_TOOL_CALLS,
       interceptors,
     });
-    const workers = [main, tools];
+    const mcp = await Worker.create({
+      connection,
+      namespace: config.TEMPORAL_NAMESPACE,
+      taskQueue: mcpTaskQueue(config.TEMPORAL_TASK_QUEUE),
+      activities: { callMcpTool: mcpActivity },
+      maxConcurrentActivityTaskExecutions: config.WORKER_MAX_MCP_CALLS,
+      interceptors,
+    });
+    const workers = [main, tools, mcp];
     return {
       async run() {
         // Both stop when either does: a worker that fails takes the other down, so the process exits and is restarted.

@@ -1,0 +1,131 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { LEVEL } from '../src/contract/constants';
+import type { CallToolResult, HeldEntry } from '../src/contract/types';
+import { McpCallFailed } from '../src/mcp/errors';
+import type { McpCallOptions, McpSessionPool } from '../src/mcp/pool';
+
+/** One MCP tool call of a run, as the workflow asks for it (docs/mcp.md). */
+export interface McpToolCallInput {
+  owner: string;
+  profile: string;
+  install: string;
+  tool: string;
+  arguments: Record<string, unknown>;
+  /** The tool says `idempotentHint: true`: a call that may have reached the server may be made again. */
+  idempotent?: true;
+}
+
+/** What a call came to: the tool's result (an error the model hears, when it failed) and what the server said meanwhile. */
+export interface McpCallReport {
+  result: CallToolResult;
+  said: HeldEntry[];
+}
+
+/**
+ * The activity's part in a call. `mayHaveRun`: an earlier attempt of this activity (its worker lost) had begun sending
+ * the call, as its last heartbeat said (`sending`, called just before each send, heartbeats it at once).
+ */
+export interface McpCallContext {
+  mayHaveRun: boolean;
+  signal: AbortSignal;
+  heartbeat(): void;
+  sending(): void;
+}
+
+/** The install as a call needs it: where its server is (opened), and whether it still offers the tool. */
+export interface McpInstallForCall {
+  url: string;
+  headers: Record<string, string>;
+  offers(tool: string): boolean;
+}
+
+/** Tries of a call that never reached its server (refused, DNS, TLS, no session), with backoff from NOT_REACHED_WAIT_MS. */
+const NOT_REACHED_TRIES = 4;
+const NOT_REACHED_WAIT_MS = 500;
+/** What a call's progress and log messages may add to the run's log: the first ones and the last, each cut. */
+const SAID_MAX = 20;
+const SAID_TEXT_MAX = 1_000;
+
+/**
+ * Runs one MCP tool call, never running a tool twice by surprise. A call that never reached the server is tried again
+ * with backoff; one that may have reached it (a time-out, a connection lost mid-call, a garbage answer), only when the
+ * tool says `idempotentHint: true`; otherwise the model hears that the call may or may not have run. An attempt after
+ * one whose worker was lost while sending follows the same rule. Never throws for the server's faults: they come back
+ * as error results (a server not reached after the tries too); throws the signal's abort (the run was cancelled).
+ */
+export function createMcpToolCaller(deps: {
+  /** The worker's sessions, one per install (src/mcp/pool.ts). */
+  calls: Pick<McpSessionPool, 'callTool'>;
+  loadInstall(owner: string, profile: string, install: string): Promise<McpInstallForCall | null>;
+}) {
+  return async (input: McpToolCallInput, context: McpCallContext): Promise<McpCallReport> => {
+    const said = new SaidLog(`${input.install}__${input.tool}`);
+    const report = (result: CallToolResult): McpCallReport => ({ result, said: said.entries() });
+    const install = await deps.loadInstall(input.owner, input.profile, input.install);
+    if (!install) return report(errorResult(`"${input.install}" is no longer installed in profile "${input.profile}"`));
+    if (!install.offers(input.tool)) return report(errorResult(`"${input.install}" no longer offers the tool "${input.tool}"`));
+    if (context.mayHaveRun && !input.idempotent) {
+      return report(errorResult('the call may or may not have run: the worker running it was lost, and the tool does not say it may be called again'));
+    }
+    const server = { key: `${input.owner}/${input.profile}/${input.install}`, url: install.url, headers: install.headers };
+    const watch: McpCallOptions = {
+      signal: context.signal,
+      onProgress: (progress, total, message) => {
+        context.heartbeat();
+        said.push(LEVEL.info, `progress ${progress}${total !== undefined ? `/${total}` : ''}${message ? `: ${message}` : ''}`);
+      },
+      onLog: (level, text) => said.push(logLevel(level), text),
+    };
+    for (let attempt = 1; ; attempt++) {
+      try {
+        context.sending();
+        return report(await deps.calls.callTool(server, { name: input.tool, arguments: input.arguments }, watch));
+      } catch (err) {
+        context.signal.throwIfAborted();
+        if (!(err instanceof McpCallFailed)) throw err;
+        const again = attempt < NOT_REACHED_TRIES && (!err.reachedServer || input.idempotent);
+        if (!again) {
+          if (!err.reachedServer) return report(errorResult(`the MCP server of "${input.install}" could not be reached (${attempt} tries): ${err.message}`));
+          return report(errorResult(input.idempotent ? `the call failed: ${err.message}` : `the call may or may not have run: ${err.message}`));
+        }
+        said.push(LEVEL.warn, `${err.reachedServer ? 'failed' : 'not reached'}: ${err.message}; trying again (attempt ${attempt + 1} of ${NOT_REACHED_TRIES})`);
+        await sleep(NOT_REACHED_WAIT_MS * 2 ** (attempt - 1), undefined, { signal: context.signal });
+        context.heartbeat();
+      }
+    }
+  };
+}
+
+const errorResult = (text: string): CallToolResult => ({ isError: true, content: [{ type: 'text', text }] });
+
+/** MCP's log levels (RFC 5424's) as the run log's three. */
+function logLevel(level: string): number {
+  if (level === 'debug' || level === 'info' || level === 'notice') return LEVEL.info;
+  if (level === 'warning') return LEVEL.warn;
+  return LEVEL.error;
+}
+
+/** A call's progress and log messages as run log entries: the first SAID_MAX / 2 and the last, with how many between were left out. */
+class SaidLog {
+  private readonly first: HeldEntry[] = [];
+  private last: HeldEntry[] = [];
+  private dropped = 0;
+
+  constructor(private readonly tool: string) {}
+
+  push(level: number, text: string): void {
+    const cut = text.length > SAID_TEXT_MAX ? `${text.slice(0, SAID_TEXT_MAX)}… (${text.length} characters)` : text;
+    const entry: HeldEntry = { msg: `${this.tool}: ${cut}`, time: Date.now(), level };
+    if (this.first.length < SAID_MAX / 2) return void this.first.push(entry);
+    this.last.push(entry);
+    if (this.last.length > SAID_MAX / 2) {
+      this.last = this.last.slice(1);
+      this.dropped++;
+    }
+  }
+
+  entries(): HeldEntry[] {
+    const gap: HeldEntry[] = this.dropped ? [{ msg: `${this.tool}: ${this.dropped} more messages left out`, time: Date.now(), level: LEVEL.info }] : [];
+    return [...this.first, ...gap, ...this.last];
+  }
+}

@@ -1,0 +1,213 @@
+import { expect } from 'chai';
+import { getStack, type RunningWorker } from '../helpers/stack';
+import crypto from 'node:crypto';
+import { api as apiFor, signedIn, startApi, type Api } from '../helpers/api';
+import { anthropicText, anthropicToolUse, openaiText, openaiToolCall, type RecordedRequest } from '../helpers/fake-provider';
+import { createTask, historyText, postSigned, signedUrl, until, waitForRun } from '../helpers/runs';
+import { everythingServer } from '../helpers/mcp-everything';
+import { hostileServer, TOOLS } from '../helpers/mcp-hostile-server';
+import { runWorkflowId } from '../../src/temporal/ids';
+import { seal } from '../../src/store/secrets';
+import { discoverTools } from '../../src/mcp/discover';
+import { mcpClientOptions } from '../../src/mcp/options';
+import { installMcp as installMcpServer, type McpApproval, type McpListing, type McpToolRecord } from '../../src/store/mcp-installs';
+
+const toolMessages = (req: RecordedRequest) => (req.body.messages as any[]).filter((m) => m.role === 'tool');
+const msgs = (run: { results: Array<{ msg: string }> }) => run.results.map((e) => e.msg);
+
+/** The worker and API of these tests: loopback MCP servers are allowed to them (MCP_ALLOWLIST), on a queue of their own. */
+const SETTINGS = { MCP_ALLOWLIST: '127.0.0.1', TEMPORAL_TASK_QUEUE: `mcp-runs-${crypto.randomBytes(4).toString('hex')}` };
+let server: { url: string; close(): Promise<void> };
+
+/** A signed-in user of this file's API. */
+async function user() {
+  const { username, sessionId } = await signedIn();
+  return { username, api: apiFor(sessionId, server.url) };
+}
+
+/** Installs an MCP server into the user's `default` profile as the API does: its tools listed, then stored. */
+async function installMcp(username: string, name: string, url: string, settings: { approval?: McpApproval; tools?: string[] } = {}, headers: Record<string, string> = {}, extraTools: McpToolRecord[] = []) {
+  const { db, keyring, configWith } = getStack();
+  const listing = await discoverTools({ url, headers }, mcpClientOptions(configWith(SETTINGS)));
+  await installMcpServer(db.models, keyring, {
+    owner: username,
+    profile: 'default',
+    name,
+    url: new URL(url),
+    headers,
+    listing: { tools: [...(listing.tools as McpToolRecord[]), ...extraTools], serverInfo: listing.serverInfo as McpListing['serverInfo'], protocolVersion: listing.protocolVersion },
+    allowedTools: settings.tools ?? null,
+    approval: settings.approval ?? 'destructive',
+    allowUpdate: true,
+  });
+}
+
+/** A URL sealed with the test stack's keyring, as an install stores it. */
+const sealedUrl = (url: string) => seal(getStack().keyring, url);
+
+async function trigger(api: Api, task: string, body: unknown = { text: 'x' }) {
+  const res = await postSigned(await signedUrl(api, 'default', task), body);
+  expect(res.status, res.text).to.equal(201);
+  return res.body.url as string;
+}
+
+describe('runs: tools from MCP servers installed in the profile', function () {
+  this.timeout(60_000);
+  let worker: RunningWorker;
+  before(async () => {
+    worker = await getStack().startWorker(SETTINGS);
+    server = await startApi(SETTINGS);
+  });
+  after(async () => {
+    await server.close();
+    await worker.stop();
+  });
+  beforeEach(() => getStack().fake.reset());
+  afterEach(() => getStack().fake.reset());
+
+  it('lets the model call a real MCP server\'s tool beside nothing else, and feeds its answer back', async () => {
+    const { api, username } = await user();
+    const { fake } = getStack();
+    await installMcp(username, 'ev', (await everythingServer()).url);
+    await createTask(api, 'default', 'echo');
+    fake.script([openaiToolCall([{ id: 'call_1', name: 'ev__echo', arguments: { message: 'hi there' } }]), (req) => openaiText(`final: ${toolMessages(req)[0].content}`)]);
+    const run = await waitForRun(api, await trigger(api, 'echo'));
+    expect(run.status, JSON.stringify(run.results)).to.equal('ready');
+    expect(run.results.at(-1).lastMessage.content).to.match(/^final: .*hi there/);
+    const offered = (fake.requests[0]!.body.tools as any[]).map((t) => t.function.name);
+    expect(offered).to.include.members(['ev__echo', 'ev__get-sum', 'ev__get-tiny-image']);
+    expect(msgs(run)).to.include.members(['tool call: ev__echo', 'tool result: ev__echo']);
+  });
+
+  it('gives Anthropic an MCP tool\'s image as an image block, and OpenAI a placeholder naming its type and size', async () => {
+    const { api, username } = await user();
+    const { fake } = getStack();
+    await installMcp(username, 'ev', (await everythingServer()).url);
+    await createTask(api, 'default', 'claude', { runner: 'anthropic' });
+    await createTask(api, 'default', 'gpt');
+    fake.script([anthropicToolUse([{ id: 'toolu_1', name: 'ev__get-tiny-image', input: {} }]), anthropicText('seen')]);
+    const claude = await waitForRun(api, await trigger(api, 'claude'));
+    expect(claude.status, JSON.stringify(claude.results)).to.equal('ready');
+    const result = fake.requests[1]!.body.messages.at(-1).content[0];
+    expect(result).to.deep.include({ type: 'tool_result', tool_use_id: 'toolu_1', is_error: false });
+    expect(result.content.map((c: any) => c.type)).to.include('image');
+
+    fake.reset();
+    fake.script([openaiToolCall([{ id: 'call_1', name: 'ev__get-tiny-image', arguments: {} }]), openaiText('seen')]);
+    const gpt = await waitForRun(api, await trigger(api, 'gpt'));
+    expect(gpt.status, JSON.stringify(gpt.results)).to.equal('ready');
+    expect(toolMessages(fake.requests[1]!)[0].content).to.match(/\[image image\/png, \d+ bytes/);
+  });
+
+  it('adds a long MCP call\'s progress to the run\'s log', async () => {
+    const { api, username } = await user();
+    const { fake } = getStack();
+    await installMcp(username, 'ev', (await everythingServer()).url);
+    await createTask(api, 'default', 'long');
+    fake.script([openaiToolCall([{ name: 'ev__trigger-long-running-operation', arguments: { duration: 1, steps: 3 } }]), openaiText('done')]);
+    const run = await waitForRun(api, await trigger(api, 'long'));
+    expect(run.status, JSON.stringify(run.results)).to.equal('ready');
+    const progress = msgs(run).filter((m) => m.startsWith('ev__trigger-long-running-operation: progress'));
+    expect(progress, JSON.stringify(msgs(run))).to.have.length.greaterThan(0);
+    expect(msgs(run).indexOf(progress[0]!)).to.be.lessThan(msgs(run).indexOf('tool result: ev__trigger-long-running-operation'));
+  });
+
+  it('waits for a person\'s decision before a tool MCP\'s annotations call destructive, and not before a read-only one', async () => {
+    const { api, username } = await user();
+    const { fake } = getStack();
+    const hostile = await hostileServer();
+    await installMcp(username, 'h', hostile.url('/mcp'));
+    await createTask(api, 'default', 'ask');
+    fake.script([openaiToolCall([{ name: `h__${TOOLS.readOnly}`, arguments: {} }]), openaiToolCall([{ name: `h__${TOOLS.destructive}`, arguments: {} }]), openaiText('done')]);
+    const url = await trigger(api, 'ask');
+    const path = new URL(url).pathname;
+    const waiting = await until('the approval', async () => {
+      const read = await api.get(path);
+      return read.body.status === 'pending' && read.body.results.find((e: any) => e.approval);
+    });
+    expect(waiting.approval.tool).to.equal(`h__${TOOLS.destructive}`);
+    expect(msgs((await api.get(path)).body)).to.include(`tool result: h__${TOOLS.readOnly}`);
+    const decided = await api.post(`${path}/approvals/${waiting.approval.id}`, { approve: true });
+    expect(decided.status, decided.text).to.equal(202);
+    const run = await waitForRun(api, url);
+    expect(run.status, JSON.stringify(run.results)).to.equal('ready');
+    expect(msgs(run)).to.include(`tool result: h__${TOOLS.destructive}`);
+  });
+
+  it('tells the model a call that may have reached the server and failed "may or may not have run", and runs it once', async () => {
+    const { api, username } = await user();
+    const { fake } = getStack();
+    const hostile = await hostileServer();
+    // The hostile server answers its misbehaving tools below MCP, without listing them: the install lists this one.
+    await installMcp(username, 'h', hostile.url('/mcp'), { approval: 'none' }, {}, [{ name: TOOLS.diesMidCall, inputSchema: { type: 'object' } }]);
+    await createTask(api, 'default', 'dies');
+    const before = hostile.stats.calls[TOOLS.diesMidCall] ?? 0;
+    fake.script([openaiToolCall([{ name: `h__${TOOLS.diesMidCall}`, arguments: {} }]), (req) => openaiText(`final: ${toolMessages(req)[0].content}`)]);
+    const run = await waitForRun(api, await trigger(api, 'dies'));
+    expect(run.status, JSON.stringify(run.results)).to.equal('ready');
+    expect(run.results.at(-1).lastMessage.content).to.match(/^final: ERROR: the call may or may not have run/);
+    expect(hostile.stats.calls[TOOLS.diesMidCall]! - before, 'the tool ran once').to.equal(1);
+    expect(msgs(run)).to.include(`tool result: h__${TOOLS.diesMidCall} (error)`);
+  });
+
+  it('tries a server that refuses connections again with backoff, then tells the model it could not be reached', async () => {
+    const { api, username } = await user();
+    const { fake, db } = getStack();
+    const hostile = await hostileServer();
+    await installMcp(username, 'h', hostile.url('/mcp'), { approval: 'none' });
+    // The server moves away after the install (its tools stay listed): every call is refused before it is sent.
+    await db.models.Installation.updateOne({ owner: username, profile: 'default', name: 'h' }, { $set: { 'mcp.url_sealed': sealedUrl(hostile.closedUrl) } });
+    await createTask(api, 'default', 'gone');
+    fake.script([openaiToolCall([{ name: `h__${TOOLS.count}`, arguments: {} }]), (req) => openaiText(`final: ${toolMessages(req)[0].content}`)]);
+    const run = await waitForRun(api, await trigger(api, 'gone'));
+    expect(run.status, JSON.stringify(run.results)).to.equal('ready');
+    expect(run.results.at(-1).lastMessage.content).to.match(/^final: ERROR: the MCP server of "h" could not be reached \(4 tries\)/);
+    expect(msgs(run).filter((m) => m.includes('not reached')), 'each try said in the log').to.have.length(3);
+  });
+
+  it('cancels an MCP call in flight when the run is cancelled: the server hears notifications/cancelled', async () => {
+    const { api, username } = await user();
+    const { fake } = getStack();
+    const hostile = await hostileServer();
+    await installMcp(username, 'h', hostile.url('/mcp'), { approval: 'none' });
+    await createTask(api, 'default', 'cancel');
+    const before = hostile.stats.cancelled[TOOLS.waitForCancel] ?? 0;
+    const calls = hostile.stats.calls[TOOLS.waitForCancel] ?? 0;
+    fake.script([openaiToolCall([{ name: `h__${TOOLS.waitForCancel}`, arguments: {} }]), openaiText('never')]);
+    const url = await trigger(api, 'cancel');
+    await until('the call on the server', () => (hostile.stats.calls[TOOLS.waitForCancel] ?? 0) > calls);
+    expect((await api.post(`${new URL(url).pathname}/cancel`)).status).to.equal(202);
+    const run = await waitForRun(api, url);
+    expect(run.status).to.equal('error');
+    await until('the server to hear the cancel', () => (hostile.stats.cancelled[TOOLS.waitForCancel] ?? 0) > before);
+  });
+
+  it('ends a run in error naming settings.tools when the profile offers OpenAI more tools than it accepts', async () => {
+    const { api, username } = await user();
+    const { fake } = getStack();
+    const hostile = await hostileServer();
+    await installMcp(username, 'many', hostile.url('/many'), { approval: 'none' });
+    await createTask(api, 'default', 'many');
+    fake.script([openaiText('never')]);
+    const run = await waitForRun(api, await trigger(api, 'many'));
+    expect(run.status).to.equal('error');
+    expect(run.results.at(-1).error).to.match(/offers 500 tools and openai accepts at most 128.*settings\.tools/);
+    expect(fake.requests, 'the model never asked').to.have.length(0);
+  });
+
+  it('keeps the install\'s header values out of the run\'s history, entries and the model\'s requests', async () => {
+    const { api, username } = await user();
+    const { fake, temporal } = getStack();
+    const secret = `Bearer mcp-secret-${username}`;
+    await installMcp(username, 'ev', (await everythingServer()).url, undefined, { Authorization: secret });
+    await createTask(api, 'default', 'secret');
+    fake.script([openaiToolCall([{ name: 'ev__echo', arguments: { message: 'x' } }]), openaiText('done')]);
+    const url = await trigger(api, 'secret');
+    const run = await waitForRun(api, url);
+    expect(run.status).to.equal('ready');
+    const id = runWorkflowId({ owner: username, profile: 'default', task: 'secret', run: url.split('/').at(-1)! });
+    expect(await historyText(temporal, id)).not.to.include(`mcp-secret-${username}`);
+    expect(JSON.stringify(run)).not.to.include(`mcp-secret-${username}`);
+    expect(JSON.stringify(fake.requests)).not.to.include(`mcp-secret-${username}`);
+  });
+});
