@@ -71,6 +71,33 @@ export function shownUrl(url: URL): string {
   return `${url.protocol}//${url.host}${url.pathname}`;
 }
 
+/** Tools an install keeps: a server listing more is not one an install can hold (nor a model be offered). */
+export const MCP_TOOLS_MAX = 1000;
+/** The stored listing's size, well under a document's 16 MiB. */
+const LISTING_MAX_BYTES = 8 * 1024 * 1024;
+/** How deep a tool's schemas may nest: the stores refuse documents past about 100 levels, and the tool sits 4 deep. */
+const SCHEMA_MAX_DEPTH = 48;
+
+/** How deep a JSON value nests (counted up to just past SCHEMA_MAX_DEPTH). */
+function depthOf(value: unknown, depth = 0): number {
+  if (value === null || typeof value !== 'object' || depth > SCHEMA_MAX_DEPTH) return depth;
+  let deepest = depth + 1;
+  for (const v of Object.values(value as Record<string, unknown>)) deepest = Math.max(deepest, depthOf(v, depth + 1));
+  return deepest;
+}
+
+/**
+ * Why a listing cannot be stored (too many tools, too large, schemas nested too deep), or undefined when it can: the
+ * API answers `mcp_unreachable` with it, as for any other server it cannot use.
+ */
+export function listingProblem(listing: McpListing): string | undefined {
+  if (listing.tools.length > MCP_TOOLS_MAX) return `it lists ${listing.tools.length} tools, more than the ${MCP_TOOLS_MAX} an install holds`;
+  if (Buffer.byteLength(JSON.stringify(listing)) > LISTING_MAX_BYTES) return `its tool list is larger than ${LISTING_MAX_BYTES / 1024 / 1024} MiB`;
+  const deep = listing.tools.find((t) => depthOf(t) > SCHEMA_MAX_DEPTH);
+  if (deep) return `the schemas of its tool ${JSON.stringify(deep.name.slice(0, 100))} nest deeper than ${SCHEMA_MAX_DEPTH} levels`;
+  return undefined;
+}
+
 /** At most this many unknown names are listed in a 400: the rest are counted. */
 const UNKNOWN_SHOWN = 10;
 
