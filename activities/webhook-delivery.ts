@@ -13,9 +13,9 @@ import { isTerminal } from '../src/contract/constants';
 import { WEBHOOK_FAILURE } from '../src/contract/failures';
 import type { WebhookOutcome } from '../src/contract/messages';
 import type { ActivityDeps } from './deps';
-import { guardedRequest } from './servlets/guarded-fetch';
-import { parseNetworkPolicy, type NetworkPolicy } from './servlets/network-policy';
-import { createPinnedAgent } from './servlets/pinned-agent';
+import { guardedRequest } from '../src/net/guarded-request';
+import { parseNetworkPolicy, type NetworkPolicy } from '../src/net/network-policy';
+import { createPinnedAgent } from '../src/net/pinned-agent';
 
 
 /** One POST: connecting and the receiver's answer, within this (docs/webhooks.md says 15 s). */

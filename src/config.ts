@@ -99,6 +99,8 @@ const schema = z.object({
   WORKER_MAX_PROVIDER_CALLS: positiveInt.default(2_000),
   /** Tool (servlet) calls a worker runs at once: they compute (WebAssembly), so about the cores. */
   WORKER_MAX_TOOL_CALLS: positiveInt.default(Math.max(1, os.availableParallelism())),
+  /** MCP tool calls a worker runs at once: they wait on a remote server (unlike a servlet's CPU), so many are cheap. */
+  WORKER_MAX_MCP_CALLS: positiveInt.default(200),
   /** Workflows a worker keeps in memory, so a waiting run is not replayed from history on its next event. */
   WORKER_WORKFLOW_CACHE: positiveInt.default(2_000),
   /** When set, a worker serves /healthz, /readyz and /metrics on this port. */
@@ -173,6 +175,17 @@ const schema = z.object({
    * for webhooks only: servlets never see these holes, and webhooks do not get NETWORK_ALLOWLIST's.
    */
   WEBHOOK_ALLOWLIST: list,
+  /** Longest an MCP server may take to connect and list its tools (at install, at refresh, and opening a run's session). */
+  MCP_CONNECT_TIMEOUT_MS: positiveInt.default(10_000),
+  /** Longest one MCP tool call may go without an answer; each progress notification from the server restarts it. */
+  MCP_CALL_TIMEOUT_MS: positiveInt.default(60_000),
+  /** Largest answer body an MCP server may send (a JSON answer, a call's event stream; one event of a session's stream). */
+  MCP_MAX_RESPONSE_BYTES: positiveInt.default(4 * 1024 * 1024),
+  /**
+   * MCP server hosts let through although the built-in blocklist refuses them (syntax of NETWORK_ALLOWLIST), and the
+   * only hosts an MCP server may be reached at over `http://` (elsewhere `https://` only). For MCP servers only.
+   */
+  MCP_ALLOWLIST: list,
   /** Longest a client may take to send a whole request, headers and body (408 `request_timeout` past it; raise it for slow module uploads). */
   REQUEST_TIMEOUT_MS: z.coerce.number().int().min(1_000).max(600_000).default(30_000),
   /** Connections open at once from one client address (429 `too_many_connections` past it; behind a proxy, the proxy's address); 0: off. */

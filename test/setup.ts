@@ -1,12 +1,15 @@
 import path from 'node:path';
+import { stopEverythingServer } from './helpers/mcp-everything';
+import { stopHostileServer } from './helpers/mcp-hostile-server';
 import { startStack, stopStack } from './helpers/stack';
 
-const UNIT = path.join(__dirname, 'unit') + path.sep;
+/** Tests that need neither Temporal nor MongoDB: pure units, and the MCP client against its own test servers. */
+const STACKLESS = ['unit', 'mcp'].map((dir) => path.join(__dirname, dir) + path.sep);
 
-/** Whether any test file of this run needs the stack (everything outside test/unit/ does). */
+/** Whether any test file of this run needs the stack (everything outside test/unit/ and test/mcp/ does). */
 function needsStack(root: Mocha.Suite | undefined): boolean {
   const files = (root?.suites ?? []).map((s) => s.file).filter((f): f is string => !!f);
-  return files.length === 0 || files.some((f) => !path.resolve(f).startsWith(UNIT));
+  return files.length === 0 || files.some((f) => !STACKLESS.some((dir) => path.resolve(f).startsWith(dir)));
 }
 
 /**
@@ -21,6 +24,8 @@ export const mochaHooks = {
   },
   async afterAll(this: Mocha.Context) {
     this.timeout(60_000);
+    // The MCP test servers start on first use (test/helpers/mcp-*.ts); stopping one never started does nothing.
+    await Promise.all([stopEverythingServer(), stopHostileServer()]);
     await stopStack();
   },
 };

@@ -1,41 +1,7 @@
-import { request, type Dispatcher } from 'undici';
+import type { Dispatcher } from 'undici';
 import type { Logger } from '../../src/logger';
-import { checkUrl, urlHost } from './address-guard';
-import { domainsAllow, type NetworkPolicy } from './network-policy';
-import { AddressRefusedError } from './pinned-agent';
-
-export interface GuardedRequestOptions {
-  policy: NetworkPolicy;
-  /** The pinned agent (createPinnedAgent): it checks every resolved address before connecting. */
-  dispatcher: Dispatcher;
-  /** A further refusal after the policy's, by host (an install's allowed hosts): the reason, or undefined to go on. */
-  refuseHost?: (host: string) => string | undefined;
-}
-
-/**
- * What one guarded request came to. Never a throw: `refused` (the policy, at the URL or at connection time, or
- * `refuseHost`), `failed` (no answer: `timeout` when the caller's signal or the connection's time limit cut it), or
- * the receiver's answer, whose body the caller reads or dumps.
- */
-export type GuardedAnswer = { refused: string } | { failed: string; timeout: boolean } | { response: Dispatcher.ResponseData<unknown> };
-
-/**
- * One request through the network guard (servlets' fetches and webhook deliveries): the URL checked against the
- * policy, connected only to addresses the pinned agent checked. No redirect is followed: a 3xx is an answer.
- */
-export async function guardedRequest(url: URL, init: Omit<NonNullable<Parameters<typeof request>[1]>, 'dispatcher'>, options: GuardedRequestOptions): Promise<GuardedAnswer> {
-  const verdict = checkUrl(url, options.policy);
-  if (!verdict.allowed) return { refused: verdict.reason! };
-  const refusedHost = options.refuseHost?.(urlHost(url));
-  if (refusedHost !== undefined) return { refused: refusedHost };
-  try {
-    return { response: await request(url.href, { ...init, dispatcher: options.dispatcher }) };
-  } catch (err) {
-    const refused = findRefusal(err);
-    if (refused) return { refused: refused.message };
-    return { failed: errorText(err), timeout: isTimeout(err) };
-  }
-}
+import { errorText, findRefusal, guardedRequest, isTimeout, type GuardedRequestOptions } from '../../src/net/guarded-request';
+import { domainsAllow } from '../../src/net/network-policy';
 
 export interface GuardedFetchOptions extends Pick<GuardedRequestOptions, 'policy' | 'dispatcher'> {
   /** The install's allowed host globs: null or ['*'] = any host outside the blocklist, [] = none. */
@@ -170,24 +136,4 @@ function failure(status: number, message: string): Response {
     status,
     headers: { 'content-type': 'text/plain; charset=utf-8' },
   });
-}
-
-/** undici may wrap the lookup's error; look through `cause` too. */
-function findRefusal(err: unknown): AddressRefusedError | undefined {
-  for (let e = err, depth = 0; e && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
-    if (e instanceof AddressRefusedError) return e;
-  }
-  return undefined;
-}
-
-/** Cut by the caller's signal (its time limit), or no connection within the agent's connect time limit. */
-function isTimeout(err: unknown): boolean {
-  const e = err as { name?: string; code?: string } | undefined;
-  return e?.name === 'TimeoutError' || e?.name === 'AbortError' || e?.code === 'UND_ERR_ABORTED' || e?.code === 'UND_ERR_CONNECT_TIMEOUT';
-}
-
-function errorText(err: unknown): string {
-  const e = err as { code?: string; message?: string } | undefined;
-  const text = e?.message ?? String(err);
-  return e?.code && !text.includes(e.code) ? `${e.code}: ${text}` : text;
 }

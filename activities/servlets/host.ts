@@ -6,7 +6,7 @@ import { rejectionText, ServletError } from './errors';
 import { createGuardedFetch } from './guarded-fetch';
 import { linkedAbort } from '../linked-abort';
 import { compileServlet, memoryPages } from './module';
-import type { NetworkPolicy } from './network-policy';
+import type { NetworkPolicy } from '../../src/net/network-policy';
 import { decodeOutput, type DescribeResult } from './results';
 import type { CompiledModule } from './wasm-api';
 import { disableSdkCallTimeout, drainHostCalls, onWorkerError } from './sdk-internals';

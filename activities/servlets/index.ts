@@ -6,13 +6,13 @@ import type { InstallForRun } from '../../src/store/installations';
 import { ServletError } from './errors';
 import { describeModule, ServletInstance, type HostDeps } from './host';
 import { compileServlet, contentAddress } from './module';
-import { parseNetworkPolicy } from './network-policy';
-import { createPinnedAgent } from './pinned-agent';
+import { parseNetworkPolicy } from '../../src/net/network-policy';
+import { createPinnedAgent } from '../../src/net/pinned-agent';
 import { InstancePool } from './pool';
 import { decodeOutput, toolError, type CallToolResult, type DescribeResult } from './results';
 import type { CompiledModule } from './wasm-api';
 
-export { checkAddress, checkUrl } from './address-guard';
+export { checkAddress, checkUrl } from '../../src/net/address-guard';
 export { ServletError } from './errors';
 export { contentAddress } from './module';
 export type { CallToolResult, DescribeResult, ToolDescription } from './results';

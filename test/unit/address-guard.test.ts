@@ -1,6 +1,6 @@
 import { expect } from 'chai';
-import { checkAddress, checkUrl, embeddedIpv4 } from '../../activities/servlets/address-guard';
-import { DEFAULT_POLICY, domainsAllow, parseNetworkPolicy } from '../../activities/servlets/network-policy';
+import { checkAddress, checkUrl, embeddedIpv4 } from '../../src/net/address-guard';
+import { DEFAULT_POLICY, domainsAllow, parseNetworkPolicy } from '../../src/net/network-policy';
 
 // Pure checks only: nothing here resolves a name or opens a socket.
 const refused = (ip: string, policy = DEFAULT_POLICY) => checkAddress(ip, policy);

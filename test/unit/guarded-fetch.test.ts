@@ -1,8 +1,9 @@
 import { expect } from 'chai';
 import type { Agent } from 'undici';
-import { createGuardedFetch, guardedRequest } from '../../activities/servlets/guarded-fetch';
-import { parseNetworkPolicy } from '../../activities/servlets/network-policy';
-import { AddressRefusedError, createPinnedAgent, pinnedLookup } from '../../activities/servlets/pinned-agent';
+import { createGuardedFetch } from '../../activities/servlets/guarded-fetch';
+import { guardedRequest } from '../../src/net/guarded-request';
+import { parseNetworkPolicy } from '../../src/net/network-policy';
+import { AddressRefusedError, createPinnedAgent, pinnedLookup } from '../../src/net/pinned-agent';
 import { startCountingServer, type CountingServer } from '../servlets/counting-server';
 
 // Every server here listens on loopback; nothing is ever sent anywhere else.

@@ -2,7 +2,7 @@ import net from 'node:net';
 import { matchesAnyHost, normalizeHost, normalizedPath, type NetworkPolicy } from './network-policy';
 
 /**
- * Pure verdicts on where a servlet may send a request. Nothing here resolves names or opens sockets: the guarded
+ * Pure verdicts on where a request may go (servlets, webhooks, MCP servers). Nothing here resolves names or opens sockets: the guarded
  * fetch asks `checkUrl` before every hop and `checkAddress` for every address a name resolves to.
  */
 export interface Verdict {

@@ -1,7 +1,8 @@
 import net from 'node:net';
 
 /**
- * The operator's network rules for servlets, parsed once from NETWORK_BLOCKLIST and NETWORK_ALLOWLIST.
+ * The operator's network rules, parsed once from NETWORK_BLOCKLIST and an allow list (NETWORK_ALLOWLIST for servlets,
+ * WEBHOOK_ALLOWLIST for webhooks, MCP_ALLOWLIST for MCP servers).
  * The built-in blocklist (address-guard.ts) always applies; these entries add to it or open holes in it.
  */
 export interface NetworkPolicy {

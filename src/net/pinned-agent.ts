@@ -4,7 +4,7 @@ import { Agent } from 'undici';
 import { checkAddress, isAllowedHost } from './address-guard';
 import type { NetworkPolicy } from './network-policy';
 
-/** Raised inside the connection's lookup; the guarded fetch turns it into a 403 for the servlet. */
+/** Raised inside the connection's lookup; callers tell it from a failed connection (a servlet sees a 403). */
 export class AddressRefusedError extends Error {
   readonly code = 'ERR_SERVLET_ADDRESS_REFUSED';
   constructor(message: string) {

@@ -1,0 +1,128 @@
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import type { TransportSendOptions } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { Dispatcher } from 'undici';
+import type { NetworkPolicy } from '../net/network-policy';
+import { McpTransportFailure } from './errors';
+import { createMcpFetch } from './transport-fetch';
+
+/** Where an MCP server is, and the headers it is sent (their values are secrets: never in a message or a log). */
+export interface McpServerRef {
+  url: string;
+  headers?: Record<string, string>;
+}
+
+/** What every MCP connection of a process shares (mcpClientOptions builds it from the configuration). */
+export interface McpClientOptions {
+  policy: NetworkPolicy;
+  dispatcher: Dispatcher;
+  connectTimeoutMs: number;
+  callTimeoutMs: number;
+  maxResponseBytes: number;
+}
+
+/** One call in flight on a session: where its stream's log messages go, and how a broken stream ends it. */
+export interface CallWatcher {
+  onLog?(params: unknown): void;
+  onLost(failure: McpTransportFailure): void;
+}
+
+export interface OpenOptions {
+  signal: AbortSignal;
+  timeoutMs: number;
+  /** The answer stream of a request no call watches (initialize, tools/list) broke: that request will get no answer. */
+  onLost?(failure: McpTransportFailure): void;
+}
+
+export const CLIENT_INFO = { name: 'prompt-task-runner', version: '0.1.0' };
+
+/**
+ * A connected MCP client on a Streamable HTTP transport whose fetch is guarded and capped. `watch(args, watcher)`
+ * before sending `tools/call` with that very `arguments` object: the session then routes the log messages and the
+ * loss of that request's answer stream to the watcher (the SDK itself tells neither apart per request).
+ */
+export class McpSession {
+  private constructor(
+    readonly client: Client,
+    readonly transport: WatchingTransport,
+    private readonly watchers: WeakMap<object, CallWatcher>,
+    private readonly byRequestId: Map<string | number, CallWatcher>,
+  ) {}
+
+  /** Connects (initialize) within `timeoutMs`, or the signal. Throws what the SDK or the transport threw. */
+  static async open(server: McpServerRef, options: McpClientOptions, open: OpenOptions): Promise<McpSession> {
+    const watchers = new WeakMap<object, CallWatcher>();
+    const byRequestId = new Map<string | number, CallWatcher>();
+    const fetch = createMcpFetch({
+      policy: options.policy,
+      dispatcher: options.dispatcher,
+      maxResponseBytes: options.maxResponseBytes,
+      observer: {
+        onLog: (ids, params) => ids.forEach((id) => byRequestId.get(id)?.onLog?.(params)),
+        onLost: (ids, failure) => {
+          for (const id of ids) {
+            const watcher = byRequestId.get(id);
+            if (watcher) watcher.onLost(failure);
+            else open.onLost?.(failure);
+          }
+        },
+      },
+    });
+    const transport = new WatchingTransport(new URL(server.url), { fetch, requestInit: { headers: server.headers ?? {} } });
+    const client = new Client(CLIENT_INFO, { capabilities: {} });
+    // The SDK reports stray events here (a session stream that ended, a late answer); calls hear of their own failures.
+    client.onerror = () => undefined;
+    transport.onRequest = (id, args) => {
+      const watcher = args && watchers.get(args);
+      if (watcher) byRequestId.set(id, watcher);
+    };
+    await client.connect(transport, { signal: open.signal, timeout: open.timeoutMs });
+    return new McpSession(client, transport, watchers, byRequestId);
+  }
+
+  get sessionId(): string | undefined {
+    return this.transport.sessionId;
+  }
+
+  get protocolVersion(): string | undefined {
+    return this.transport.protocolVersion;
+  }
+
+  /** Routes what concerns the request sent with `args` (the object itself) to `watcher`; the returned function stops it. */
+  watch(args: object, watcher: CallWatcher): () => void {
+    this.watchers.set(args, watcher);
+    return () => {
+      this.watchers.delete(args);
+      for (const [id, w] of this.byRequestId) if (w === watcher) this.byRequestId.delete(id);
+    };
+  }
+
+  /** Ends the session on the server (DELETE, waited for at most `graceMs`) and closes the client. Never throws. */
+  async close(graceMs = 0): Promise<void> {
+    if (graceMs > 0 && this.transport.sessionId) {
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([
+        this.transport.terminateSession().catch(() => undefined),
+        new Promise((resolve) => (timer = setTimeout(resolve, graceMs))),
+      ]);
+      clearTimeout(timer);
+    }
+    await this.client.close().catch(() => undefined);
+  }
+}
+
+/** The SDK's transport, telling the session which request id carries which `arguments` object as it sends. */
+class WatchingTransport extends StreamableHTTPClientTransport {
+  onRequest?: (id: string | number, args: object | undefined) => void;
+
+  override async send(message: JSONRPCMessage | JSONRPCMessage[], options?: TransportSendOptions): Promise<void> {
+    for (const m of Array.isArray(message) ? message : [message]) {
+      if ('method' in m && 'id' in m && m.method === 'tools/call') {
+        const args = (m.params as { arguments?: unknown } | undefined)?.arguments;
+        this.onRequest?.(m.id, args && typeof args === 'object' ? args : undefined);
+      }
+    }
+    return super.send(message, options);
+  }
+}

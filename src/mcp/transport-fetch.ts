@@ -1,0 +1,197 @@
+import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { Dispatcher } from 'undici';
+import { guardedRequest } from '../net/guarded-request';
+import type { NetworkPolicy } from '../net/network-policy';
+import { McpTransportFailure } from './errors';
+import { displayUrl, checkMcpUrl } from './policy';
+import { eventData, SseEventSplitter } from './sse-events';
+
+/** What the session layer hears about the answer streams of its requests (by JSON-RPC request id). */
+export interface StreamObserver {
+  /** A `notifications/message` (a server log message) that came on the stream of these requests. */
+  onLog(requestIds: readonly RequestId[], params: unknown): void;
+  /** The stream of these requests broke (lost, too large, not MCP) before it ended: the requests will get no answer. */
+  onLost(requestIds: readonly RequestId[], failure: McpTransportFailure): void;
+}
+
+type RequestId = string | number;
+
+export interface McpFetchOptions {
+  policy: NetworkPolicy;
+  /** The pinned agent (src/net/pinned-agent.ts): every resolved address is checked before it is connected to. */
+  dispatcher: Dispatcher;
+  /** The cap of a JSON answer and of a request's whole event stream; of each event on the session's own (GET) stream. */
+  maxResponseBytes: number;
+  observer?: StreamObserver;
+}
+
+/** Headers the transport owns (undici refuses some outright). */
+const TRANSPORT_HEADERS = ['connection', 'keep-alive', 'transfer-encoding', 'upgrade', 'expect', 'te', 'trailer', 'host'];
+
+/**
+ * The `fetch` of the SDK's StreamableHTTPClientTransport: every request through the network guard (the URL checked by
+ * checkMcpUrl, connected only to addresses the pinned agent checked; no redirect followed, the SDK follows same-origin
+ * ones through this fetch again), every answer body capped. Throws McpTransportFailure when no answer comes; a body cut
+ * mid-way errors its stream with one (and tells the observer which requests lost their answer).
+ */
+export function createMcpFetch(options: McpFetchOptions): FetchLike {
+  return async (input, init = {}) => {
+    const url = new URL(String(input));
+    const verdict = checkMcpUrl(url, options.policy);
+    if (!verdict.allowed) throw new McpTransportFailure('guard', false, `the network guard refuses ${displayUrl(url)}: ${verdict.reason}`);
+    const method = (init.method ?? 'GET').toUpperCase() as Dispatcher.HttpMethod;
+    const headers = Object.fromEntries(new Headers(init.headers));
+    for (const name of TRANSPORT_HEADERS) delete headers[name];
+    const body = typeof init.body === 'string' ? init.body : undefined;
+    const answer = await guardedRequest(url, { method, headers, body, signal: init.signal ?? undefined }, { policy: options.policy, dispatcher: options.dispatcher });
+    if ('refused' in answer) throw new McpTransportFailure('guard', false, `the network guard refuses ${displayUrl(url)}: ${answer.refused}`);
+    if ('failed' in answer) {
+      if (init.signal?.aborted) throw answer.error;
+      throw connectFailure(answer.error, url);
+    }
+    const res = answer.response;
+    const contentType = headerValue(res.headers, 'content-type') ?? '';
+    const nullBody = method === 'HEAD' || res.statusCode === 202 || res.statusCode === 204 || res.statusCode === 304;
+    if (nullBody) {
+      await res.body.dump().catch(() => undefined);
+      return new Response(null, { status: res.statusCode, headers: responseHeaders(res.headers) });
+    }
+    const requestIds = method === 'POST' && body !== undefined ? requestIdsOf(body) : [];
+    const stream = cappedStream(res.body, {
+      maxBytes: options.maxResponseBytes,
+      sse: /^text\/event-stream/i.test(contentType),
+      // The session's own stream lives as long as the session: its events are bounded one by one, not in total.
+      perEventOnly: method === 'GET',
+      requestIds,
+      observer: options.observer,
+      signal: init.signal ?? undefined,
+    });
+    return new Response(stream, { status: res.statusCode, headers: responseHeaders(res.headers) });
+  };
+}
+
+interface CapOptions {
+  maxBytes: number;
+  sse: boolean;
+  perEventOnly: boolean;
+  requestIds: RequestId[];
+  observer?: StreamObserver;
+  signal?: AbortSignal;
+}
+
+function cappedStream(body: Dispatcher.ResponseData['body'], options: CapOptions): ReadableStream<Uint8Array> {
+  const chunks = body[Symbol.asyncIterator]();
+  const splitter = options.sse ? new SseEventSplitter() : undefined;
+  const watch = options.sse && options.observer !== undefined && options.requestIds.length > 0;
+  let total = 0;
+  const fail = (controller: ReadableStreamDefaultController<Uint8Array>, failure: McpTransportFailure) => {
+    body.destroy();
+    if (options.requestIds.length > 0) options.observer?.onLost(options.requestIds, failure);
+    controller.error(failure);
+  };
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      let next: IteratorResult<Buffer>;
+      try {
+        next = await chunks.next();
+      } catch (err) {
+        if (options.signal?.aborted) return controller.error(err);
+        return fail(controller, new McpTransportFailure('lost', true, `the connection broke while the server answered: ${(err as Error).message ?? err}`));
+      }
+      if (next.done) return controller.close();
+      const chunk = next.value;
+      total += chunk.length;
+      if (!options.perEventOnly && total > options.maxBytes) return fail(controller, tooLarge(options.maxBytes));
+      if (splitter) {
+        const events = splitter.push(chunk);
+        if (splitter.pendingBytes > options.maxBytes) return fail(controller, tooLarge(options.maxBytes));
+        if (watch) {
+          for (const event of events) {
+            const failure = observe(event, options.requestIds, options.observer!);
+            if (failure) return fail(controller, failure);
+          }
+        }
+      }
+      controller.enqueue(chunk);
+    },
+    cancel() {
+      body.destroy();
+    },
+  });
+}
+
+/** Hands a call's log messages to the observer; a failure when the event is not JSON-RPC. */
+function observe(event: Buffer, requestIds: RequestId[], observer: StreamObserver): McpTransportFailure | undefined {
+  const data = eventData(event);
+  if (data === undefined) return undefined;
+  let message: unknown;
+  try {
+    message = JSON.parse(data);
+  } catch {
+    return new McpTransportFailure('not_mcp', true, 'the answer is not MCP (an event that is not JSON)');
+  }
+  for (const m of Array.isArray(message) ? message : [message]) {
+    const msg = m as { method?: unknown; params?: unknown } | null;
+    if (msg && typeof msg === 'object' && msg.method === 'notifications/message') observer.onLog(requestIds, msg.params);
+  }
+  return undefined;
+}
+
+const tooLarge = (max: number) => new McpTransportFailure('too_large', true, `the answer is over the ${max}-byte limit (MCP_MAX_RESPONSE_BYTES)`);
+
+/** The ids of the JSON-RPC requests (not notifications, not responses) a POST body carries. */
+function requestIdsOf(body: string): RequestId[] {
+  try {
+    const parsed = JSON.parse(body) as unknown;
+    return (Array.isArray(parsed) ? parsed : [parsed])
+      .filter((m): m is { id: RequestId; method: string } => !!m && typeof m === 'object' && 'method' in m && 'id' in m)
+      .map((m) => m.id);
+  } catch {
+    return [];
+  }
+}
+
+const TLS_CODES = /^(ERR_SSL_|ERR_TLS_|CERT_|UNABLE_TO_|DEPTH_ZERO_SELF_SIGNED_CERT|SELF_SIGNED_CERT_IN_CHAIN|HOSTNAME_MISMATCH|EPROTO$)/;
+
+/** No answer: whether the request could have been sent depends on where the connection failed. */
+function connectFailure(err: unknown, url: URL): McpTransportFailure {
+  const where = displayUrl(url);
+  const code = errorCode(err);
+  if (code === 'ECONNREFUSED') return new McpTransportFailure('refused', false, `connection refused by ${url.host} (nothing listens at ${where})`);
+  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'EAI_FAIL' || code === 'EAI_NODATA') {
+    return new McpTransportFailure('dns', false, `the name ${url.hostname} does not resolve (DNS: ${code})`);
+  }
+  if (code && TLS_CODES.test(code)) return new McpTransportFailure('tls', false, `TLS with ${url.host} failed (${code})`);
+  if (code === 'UND_ERR_CONNECT_TIMEOUT') return new McpTransportFailure('timeout', false, `no connection to ${url.host} in time`);
+  if (code === 'EHOSTUNREACH' || code === 'ENETUNREACH') return new McpTransportFailure('refused', false, `${url.host} is unreachable (${code})`);
+  if (code === 'UND_ERR_HEADERS_TIMEOUT') return new McpTransportFailure('timeout', true, `${url.host} sent no answer in time`);
+  return new McpTransportFailure('lost', true, `the request to ${where} failed${code ? ` (${code})` : ''}`);
+}
+
+/** The first `code` along the error and its causes (undici wraps socket errors). */
+function errorCode(err: unknown): string | undefined {
+  for (let e = err, depth = 0; e && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === 'string' && code !== 'UND_ERR_SOCKET' && code !== 'UND_ERR') return code;
+  }
+  return undefined;
+}
+
+function headerValue(headers: Record<string, string | string[] | undefined>, name: string): string | undefined {
+  const value = headers[name];
+  return Array.isArray(value) ? value[0] : value;
+}
+
+function responseHeaders(raw: Record<string, string | string[] | undefined>): Headers {
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(raw)) {
+    for (const v of Array.isArray(value) ? value : value === undefined ? [] : [value]) {
+      try {
+        headers.append(name, v);
+      } catch {
+        // a header the Fetch API cannot carry is dropped rather than failing the answer
+      }
+    }
+  }
+  return headers;
+}
