@@ -1,4 +1,6 @@
 import { badRequest, conflict, notFound } from '../errors';
+import type { McpDiscovery, McpToolDescription } from '../mcp/discover';
+import { displayUrl } from '../mcp/policy';
 import { isDuplicateKey } from './connect';
 import { escapeKeys, unescapeKeys } from './document-keys';
 import { markInstallsChanged } from './install-changes';
@@ -13,23 +15,11 @@ import { open, openJson, seal, sealJson, type Keyring, type SealedSecret } from 
  * keeps the URL as shown, without them. Nothing here connects: the API lists the tools (src/mcp) and hands them in.
  */
 
-/** A tool as the server listed it, as stored and shown: what a run needs to offer and call it. */
-export interface McpToolRecord {
-  name: string;
-  title?: string;
-  description?: string;
-  inputSchema: Record<string, unknown>;
-  outputSchema?: Record<string, unknown>;
-  annotations?: { title?: string; readOnlyHint?: boolean; destructiveHint?: boolean; idempotentHint?: boolean; openWorldHint?: boolean };
-  execution?: { taskSupport?: 'forbidden' | 'optional' | 'required' };
-}
+/** A tool as the server listed it, as stored and shown (src/mcp/discover.ts trims it to what runs use). */
+export type McpToolRecord = McpToolDescription;
 
 /** What a `tools/list` (every page) and the initialize before it gave. */
-export interface McpListing {
-  tools: McpToolRecord[];
-  serverInfo: { name: string; version?: string; title?: string; description?: string } & Record<string, unknown>;
-  protocolVersion: string;
-}
+export type McpListing = McpDiscovery;
 
 /**
  * Which calls wait for a person's decision: `"*"` every one, `"none"` none, a list the tools named, `"destructive"`
@@ -64,11 +54,6 @@ export function fromMcpDoc<T extends { mcp?: unknown }>(doc: T): McpInstallRecor
   const record = doc as unknown as McpInstallRecord;
   const server = unescapeKeys(record.mcp.server ?? null) as McpServerRecord['server'];
   return { ...record, mcp: { ...record.mcp, tools: unescapeKeys(record.mcp.tools ?? []) as McpToolRecord[], server } };
-}
-
-/** The URL as every answer shows it: scheme, host, port and path; no user info, query or fragment. */
-export function shownUrl(url: URL): string {
-  return `${url.protocol}//${url.host}${url.pathname}`;
 }
 
 /** Tools an install keeps: a server listing more is not one an install can hold (nor a model be offered). */
@@ -190,7 +175,7 @@ const storedServer = (keyring: Keyring, url: URL, headers: Record<string, string
   const whole = new URL(url);
   whole.hash = '';
   return {
-    url: shownUrl(url),
+    url: displayUrl(url),
     url_sealed: seal(keyring, whole.toString()),
     header_names: Object.keys(headers),
     headers: Object.keys(headers).length > 0 ? sealJson(keyring, headers) : null,
