@@ -1,4 +1,6 @@
 import { badRequest, conflict, notFound } from '../errors';
+import type { McpDiscovery, McpToolDescription } from '../mcp/discover';
+import { displayUrl } from '../mcp/policy';
 import { isDuplicateKey } from './connect';
 import { escapeKeys, unescapeKeys } from './document-keys';
 import { markInstallsChanged } from './install-changes';
@@ -13,23 +15,11 @@ import { open, openJson, seal, sealJson, type Keyring, type SealedSecret } from 
  * keeps the URL as shown, without them. Nothing here connects: the API lists the tools (src/mcp) and hands them in.
  */
 
-/** A tool as the server listed it, as stored and shown: what a run needs to offer and call it. */
-export interface McpToolRecord {
-  name: string;
-  title?: string;
-  description?: string;
-  inputSchema: Record<string, unknown>;
-  outputSchema?: Record<string, unknown>;
-  annotations?: { title?: string; readOnlyHint?: boolean; destructiveHint?: boolean; idempotentHint?: boolean; openWorldHint?: boolean };
-  execution?: { taskSupport?: 'forbidden' | 'optional' | 'required' };
-}
+/** A tool as the server listed it, as stored and shown (src/mcp/discover.ts trims it to what runs use). */
+export type McpToolRecord = McpToolDescription;
 
 /** What a `tools/list` (every page) and the initialize before it gave. */
-export interface McpListing {
-  tools: McpToolRecord[];
-  serverInfo: { name: string; version?: string; title?: string; description?: string } & Record<string, unknown>;
-  protocolVersion: string;
-}
+export type McpListing = McpDiscovery;
 
 /**
  * Which calls wait for a person's decision: `"*"` every one, `"none"` none, a list the tools named, `"destructive"`
@@ -66,9 +56,31 @@ export function fromMcpDoc<T extends { mcp?: unknown }>(doc: T): McpInstallRecor
   return { ...record, mcp: { ...record.mcp, tools: unescapeKeys(record.mcp.tools ?? []) as McpToolRecord[], server } };
 }
 
-/** The URL as every answer shows it: scheme, host, port and path; no user info, query or fragment. */
-export function shownUrl(url: URL): string {
-  return `${url.protocol}//${url.host}${url.pathname}`;
+/** Tools an install keeps: a server listing more is not one an install can hold (nor a model be offered). */
+export const MCP_TOOLS_MAX = 1000;
+/** The stored listing's size, well under a document's 16 MiB. */
+const LISTING_MAX_BYTES = 8 * 1024 * 1024;
+/** How deep a tool's schemas may nest: the stores refuse documents past about 100 levels, and the tool sits 4 deep. */
+const SCHEMA_MAX_DEPTH = 48;
+
+/** How deep a JSON value nests (counted up to just past SCHEMA_MAX_DEPTH). */
+function depthOf(value: unknown, depth = 0): number {
+  if (value === null || typeof value !== 'object' || depth > SCHEMA_MAX_DEPTH) return depth;
+  let deepest = depth + 1;
+  for (const v of Object.values(value as Record<string, unknown>)) deepest = Math.max(deepest, depthOf(v, depth + 1));
+  return deepest;
+}
+
+/**
+ * Why a listing cannot be stored (too many tools, too large, schemas nested too deep), or undefined when it can: the
+ * API answers `mcp_unreachable` with it, as for any other server it cannot use.
+ */
+export function listingProblem(listing: McpListing): string | undefined {
+  if (listing.tools.length > MCP_TOOLS_MAX) return `it lists ${listing.tools.length} tools, more than the ${MCP_TOOLS_MAX} an install holds`;
+  if (Buffer.byteLength(JSON.stringify(listing)) > LISTING_MAX_BYTES) return `its tool list is larger than ${LISTING_MAX_BYTES / 1024 / 1024} MiB`;
+  const deep = listing.tools.find((t) => depthOf(t) > SCHEMA_MAX_DEPTH);
+  if (deep) return `the schemas of its tool ${JSON.stringify(deep.name.slice(0, 100))} nest deeper than ${SCHEMA_MAX_DEPTH} levels`;
+  return undefined;
 }
 
 /** At most this many unknown names are listed in a 400: the rest are counted. */
@@ -163,7 +175,7 @@ const storedServer = (keyring: Keyring, url: URL, headers: Record<string, string
   const whole = new URL(url);
   whole.hash = '';
   return {
-    url: shownUrl(url),
+    url: displayUrl(url),
     url_sealed: seal(keyring, whole.toString()),
     header_names: Object.keys(headers),
     headers: Object.keys(headers).length > 0 ? sealJson(keyring, headers) : null,

@@ -1,11 +1,10 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { expect } from 'chai';
-import { installMcp } from '../../src/store/mcp-installs';
-import { signedIn } from '../helpers/api';
+import { api, signedIn, startApi } from '../helpers/api';
 import { testEnv } from '../helpers/env';
+import { everythingServer } from '../helpers/mcp-everything';
 import { installServlet } from '../helpers/servlets';
-import { getStack } from '../helpers/stack';
 
 /** Lists the profile's installs and tools, and runs the servlet's tool locally through the client's own plugin. */
 const SCRIPT = `
@@ -37,38 +36,26 @@ describe('the Python client mcp-run 0.5.0 on a profile holding an MCP install', 
   });
 
   it('lists the MCP install as a remote servlet beside a servlet install, and still runs the servlet tool', async () => {
-    const me = await signedIn('pymcp');
+    // An API whose MCP_ALLOWLIST lets the loopback server-everything through, as an operator would for a private server.
+    const { url: origin } = await startApi({ MCP_ALLOWLIST: '127.0.0.1' });
+    const everything = (await everythingServer()).url;
+    const user = await signedIn('pymcp');
+    const me = { ...user, api: api(user.sessionId, origin) };
     await installServlet(me.api, me.username, 'greeter', 'hello');
-    // Stored as an install would store it (the API's own install connects to a server: test/mcp-install/).
-    await installMcp(getStack().db.models, getStack().keyring, {
-      owner: me.username,
-      profile: 'default',
+    const installed = await me.api.post('/api/profiles/~/default/installations', {
       name: 'ev',
-      url: new URL('https://mcp.example.invalid/mcp?key=py-secret-query'),
-      headers: { Authorization: 'Bearer py-secret-header-0123456789' },
-      listing: {
-        tools: [{ name: 'echo', description: 'Echoes back the input', inputSchema: { type: 'object', properties: { message: { type: 'string' } } }, annotations: { readOnlyHint: true } }],
-        serverInfo: { name: 'mcp-servers/everything', version: '2.0.0' },
-        protocolVersion: '2025-11-25',
-      },
-      allowedTools: null,
-      approval: 'destructive',
-      allowUpdate: true,
+      mcp: { url: `${everything}?key=py-secret-query`, headers: { Authorization: 'Bearer py-secret-header-0123456789' } },
     });
+    expect(installed.status, installed.text).to.equal(201);
 
     const { stdout } = await promisify(execFile)(testEnv.python!, ['-c', SCRIPT], {
-      env: { MCP_RUN_ORIGIN: getStack().apiUrl, MCP_RUN_SESSION_ID: me.sessionId },
+      env: { MCP_RUN_ORIGIN: origin, MCP_RUN_SESSION_ID: me.sessionId },
     });
     const out = JSON.parse(stdout.trim().split('\n').pop()!);
-    const url = 'https://mcp.example.invalid/mcp';
-    expect(out.installs.ev).to.deep.include({
-      slug: `${me.username}/ev`,
-      content_addr: null,
-      is_remote: true,
-      remote: { url },
-      has_oauth: false,
-      tools: { [url]: `MCP server mcp-servers/everything 2.0.0 at ${url}` },
-    });
+    const url = everything;
+    expect(out.installs.ev).to.deep.include({ slug: `${me.username}/ev`, content_addr: null, is_remote: true, remote: { url }, has_oauth: false });
+    expect(out.installs.ev.tools).to.deep.equal({ [url]: installed.body.servlet.meta.description });
+    expect(installed.body.servlet.meta.description).to.match(new RegExp(`^MCP server .+ at ${url.replace(/[.]/g, '\\.')}$`));
     expect(out.installs.ev.binding_id).to.be.a('string');
     expect(out.installs.hello).to.deep.include({ slug: `${me.username}/greeter`, is_remote: false, tools: { greet: 'Greets someone by name' } });
     expect(out.tools).to.include.members(['hello.greet']);

@@ -159,6 +159,8 @@ async function startFaultStack(): Promise<FaultStack> {
     ANTHROPIC_API_KEY: ledger.secret('provider key', `sk-ant-operator-${crypto.randomBytes(12).toString('hex')}`),
     // Webhook deliveries go to this process's receiver on loopback, which the network guard refuses otherwise.
     WEBHOOK_ALLOWLIST: '127.0.0.1',
+    // MCP installs reach server-everything on loopback (worker.fault.ts), which the network guard refuses otherwise.
+    MCP_ALLOWLIST: '127.0.0.1',
     WEBHOOK_RETRY_INITIAL_MS: '500',
   };
 

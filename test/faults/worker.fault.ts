@@ -2,6 +2,7 @@ import crypto from 'node:crypto';
 import { temporal as proto } from '@temporalio/proto';
 import { expect } from 'chai';
 import { until } from '../helpers/runs';
+import { everythingServer } from '../helpers/mcp-everything';
 import { installServlet } from '../helpers/servlets';
 import { trigger } from './client';
 import { expectAllEndOnce, runsOf } from './runs';
@@ -29,6 +30,14 @@ describe('faults: the worker dies', () => {
     await installServlet(api, username, 'infinite-loop', 'spin', { token: secret() });
     // A 100 KiB tool result: stored in MongoDB (run_blobs) rather than in history, and scanned there at the end.
     await installServlet(api, username, 'bulk', 'bulk', { kib: '100', token: secret() });
+    // An MCP install's header value and URL query are secrets no answer shows, not even to the owner: the final scan
+    // finds them nowhere (server-everything ignores both).
+    const everything = (await everythingServer()).url;
+    const header = ledger.secret('mcp secret', `Bearer mcp-fault-${crypto.randomBytes(12).toString('hex')}`);
+    const query = ledger.secret('mcp secret', `mq-fault-${crypto.randomBytes(12).toString('hex')}`);
+    const mcp = await api.post('/api/profiles/~/default/installations', { name: 'ev', mcp: { url: `${everything}?key=${query}`, headers: { Authorization: header } } });
+    expect(mcp.status, mcp.text).to.equal(201);
+    expect((await api.post('/api/profiles/~/default/installations/ev/refresh')).status).to.equal(200);
     const openai = await faultTask(api, 'wk-openai');
     const claude = await faultTask(api, 'wk-claude', { runner: 'anthropic' });
 

@@ -5,6 +5,7 @@ import { rotateSecrets } from '../../src/store/key-rotation';
 import {
   findMcpInstall,
   installMcp,
+  listingProblem,
   loadMcpInstallForCall,
   mcpToolNeedsApproval,
   saveMcpListing,
@@ -114,6 +115,15 @@ describe('MCP installs in the store', () => {
     const back = await db.models.Installation.findOne({ owner: me.username, name: 'x' }).lean();
     expect(back!.mcp).to.equal(null);
     expect(await findMcpInstall(db.models, { owner: me.username, profile: 'default', name: 'x' })).to.equal(null);
+  });
+
+  it('refuses to store a listing with more than 1000 tools, or schemas nested too deep for the stores', () => {
+    expect(listingProblem(listing(tool('a'), tool('b')))).to.equal(undefined);
+    const many = listing(...Array.from({ length: 1001 }, (_, i) => tool(`t${i}`)));
+    expect(listingProblem(many)).to.equal('it lists 1001 tools, more than the 1000 an install holds');
+    let deep: Record<string, unknown> = { type: 'string' };
+    for (let i = 0; i < 60; i++) deep = { type: 'object', properties: { x: deep } };
+    expect(listingProblem(listing(tool('ok'), { name: 'deep', inputSchema: deep }))).to.match(/^the schemas of its tool "deep" nest deeper than \d+ levels$/);
   });
 
   it('re-seals the URL and the header values when the master key rotates', async () => {

@@ -41,7 +41,7 @@ const TAGS = [
   { name: 'schedules', description: 'docs/schedules.md' },
   { name: 'webhooks', description: 'docs/webhooks.md' },
   { name: 'servlets', description: 'docs/servlets.md' },
-  { name: 'installations', description: 'A profile’s servlet installs (docs/servlets.md)' },
+  { name: 'installations', description: 'A profile’s installs: servlets (docs/servlets.md) and MCP servers (docs/mcp.md)' },
   { name: 'content', description: 'Module downloads' },
   { name: 'operators', description: 'Health, readiness and metrics (no session)' },
   { name: 'codec', description: 'The Temporal Web UI’s codec server' },

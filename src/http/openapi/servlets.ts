@@ -2,7 +2,8 @@ import { z } from 'zod';
 import { installView } from '../presenters/installation';
 import { LIST_DEFAULT_LIMIT, LIST_MAX_LIMIT, pageQuery } from '../presenters/page';
 import { servletSearchResult, servletView } from '../presenters/servlet';
-import { installBody, installParams, profileParams } from '../routes/installations/schema';
+import { mcpInstallView } from '../presenters/mcp-installation';
+import { installBody, installKind, installParams, mcpInstallBody, profileParams } from '../routes/installations/schema';
 import { publishJsonBody, publishQuery, searchQuery, servletParams } from '../routes/servlets/schema';
 import { errors, linkHeader, pathParams, user } from './common';
 import type { Operation } from './operation';
@@ -27,6 +28,31 @@ const installExample = {
   settings: { config: { greeting: 'Howdy' }, permissions: { network: { domains: ['api.example.com'] }, filesystem: { volumes: {} } } },
   binding: { id: '6650c0ffee0000000000beef', contentAddress: ADDRESS },
   servlet: { slug: 'alice/greeter', has_client: false, meta: greeterMeta },
+  created_at: '2026-06-01T10:00:00.123Z',
+  modified_at: '2026-06-01T10:00:00.123Z',
+};
+
+const mcpInstallExample = {
+  name: 'ev',
+  settings: { approval: 'destructive' },
+  binding: { id: '6650c0ffee0000000000cafe', contentAddress: null },
+  servlet: { slug: 'alice/ev', has_client: false, meta: { description: 'MCP server mcp-servers/everything 2.0.0 at https://mcp.example.com/mcp', remote: { url: 'https://mcp.example.com/mcp' } } },
+  mcp: {
+    url: 'https://mcp.example.com/mcp',
+    headers: ['Authorization'],
+    tools: [
+      {
+        name: 'echo',
+        description: 'Echoes back the input string',
+        inputSchema: { type: 'object', properties: { message: { type: 'string' } }, required: ['message'] },
+        annotations: { readOnlyHint: true },
+        execution: { taskSupport: 'forbidden' },
+      },
+    ],
+    server: { name: 'mcp-servers/everything', version: '2.0.0' },
+    protocol_version: '2025-11-25',
+    listed_at: '2026-06-01T10:00:00.123Z',
+  },
   created_at: '2026-06-01T10:00:00.123Z',
   modified_at: '2026-06-01T10:00:00.123Z',
 };
@@ -123,7 +149,10 @@ export function servletOperations(): Operation[] {
           description: 'The installs',
           schema: z.object({ installs: z.array(installView) }),
           headers: z.object({ ETag: z.string(), 'Last-Modified': z.string(), Link: z.string().optional() }),
-          examples: { one: { summary: 'One install', value: { installs: [installExample] } } },
+          examples: {
+            one: { summary: 'One install', value: { installs: [installExample] } },
+            mcp: { summary: 'A servlet install and an MCP install', value: { installs: [mcpInstallExample, installExample] } },
+          },
         },
         304: { description: 'Not modified' },
         ...errors({ 400: 'A bad name, `limit` or `cursor`', 404: 'No such profile' }),
@@ -132,27 +161,55 @@ export function servletOperations(): Operation[] {
     {
       method: 'post',
       path: installs,
-      summary: 'Install a servlet into a profile (create or replace)',
+      summary: 'Install a servlet or an MCP server into a profile (create or replace)',
+      description:
+        'A servlet by `servlet_slug`, or, in its place, an MCP server by `mcp` (docs/mcp.md): its URL passes the network guard (MCP_ALLOWLIST), then its tools are listed within MCP_CONNECT_TIMEOUT_MS and stored.',
       tags: ['installations'],
       session: true,
       params: { path: profilePath },
       body: {
-        schema: installBody,
+        schema: z.union([installBody, mcpInstallBody]),
+        check: (value) => (installKind(value) === 'mcp' ? mcpInstallBody.parse(value) : installBody.parse(value)),
         examples: {
           hello: {
             summary: 'With configuration and hosts',
             value: { servlet_slug: 'alice/greeter', name: 'hello', settings: { config: { greeting: 'Howdy' }, network: { domains: ['api.example.com'] } }, allow_update: true },
           },
           approval: { summary: 'Every call waits for approval', value: { servlet_slug: '~/greeter', settings: { approval: '*' } } },
+          mcp: {
+            summary: 'An MCP server, with a header',
+            value: { name: 'ev', mcp: { url: 'https://mcp.example.com/mcp', headers: { Authorization: 'Bearer <token>' } }, settings: { tools: ['echo', 'get-sum'], approval: 'destructive' } },
+          },
         },
       },
       responses: {
         200: { description: 'Replaced', schema: installView, examples: { hello: { summary: 'The install', value: installExample } } },
-        201: { description: 'Created', schema: installView, examples: { hello: { summary: 'The install', value: installExample } } },
+        201: { description: 'Created', schema: installView, examples: { hello: { summary: 'The install', value: installExample }, mcp: { summary: 'An MCP install', value: mcpInstallExample } } },
         ...errors({
-          400: 'A bad field (named), or `approval` naming a tool the servlet does not have',
+          400: [
+            'A bad field (named); `approval` or `tools` naming a tool the servlet or server does not have; both `servlet_slug` and `mcp`, or neither; a URL the network guard refuses (naming `mcp.url`); `mcp_unreachable`: the MCP server cannot be used, and why',
+            'mcp_unreachable',
+            'mcp.url: the MCP server at https://mcp.example.com/mcp cannot be used: the server answered 401 Unauthorized: check the headers (a token?)',
+          ],
           404: 'No such profile, or a servlet that is not yours nor public',
           409: ['`install_exists` (with `"allow_update": false`)', 'install_exists', 'install "hello" already exists in profile "default"'],
+        }),
+      },
+    },
+    {
+      method: 'post',
+      path: `${installs}/{name}/refresh`,
+      summary: 'List an MCP install’s tools again',
+      description:
+        'Its settings stay as they are: a tool they name that the server no longer lists is not offered to runs (`settings.tools`) or makes every tool of the install wait for approval (`settings.approval`).',
+      tags: ['installations'],
+      session: true,
+      params: { path: pathParams(installParams.shape) },
+      responses: {
+        200: { description: 'The install, its tools as listed now', schema: mcpInstallView, examples: { mcp: { summary: 'An MCP install', value: mcpInstallExample } } },
+        ...errors({
+          400: ['`not_mcp_install`: a servlet install; `mcp_unreachable`: the server cannot be used now, and why; a URL the network guard now refuses', 'not_mcp_install', 'name: install "hello" is a servlet install; only MCP installs list their tools again'],
+          404: 'No such install',
         }),
       },
     },

@@ -60,8 +60,6 @@ const text = (value: unknown) => (typeof value === 'string' && value.length > 0 
 /** What the Python client shows as the install's (one, remote) tool's description. */
 function describeServer(install: McpInstallRecord): string {
   const info = install.mcp.server?.serverInfo;
-  const given = text(info?.description);
-  if (given) return given;
   const name = text(info?.title) ?? text(info?.name);
   const version = text(info?.version);
   return `MCP server${name ? ` ${name}${version ? ` ${version}` : ''}` : ''} at ${install.mcp.url}`;

@@ -9,16 +9,19 @@ import type { AppDeps, AuthState } from '../../deps';
 import { presentInstall } from '../../presenters/installation';
 import { parse } from '../../validate';
 import { ownerFromPath } from '../users/owner';
-import { installBody, installDomains, installParams, profileParams } from './schema';
+import { mcpInstallHandlers } from './mcp';
+import { installBody, installDomains, installKind, installParams, profileParams } from './schema';
 import { etagFresh } from '../../not-modified';
 
 /**
- * A profile's servlet installs, in the shapes the Python client reads: install (create or replace), list (with
- * the configuration, for the owner only: nobody else reaches these paths) and uninstall.
+ * A profile's installs, servlets and MCP servers, in the shapes the Python client reads: install (create or
+ * replace), list (with the configuration, for the owner only: nobody else reaches these paths), uninstall, and list
+ * an MCP install's tools again (refresh).
  */
 export function installationsRouter(deps: AppDeps) {
   const { models } = deps.db;
   const router = new Router<AuthState>();
+  const mcp = mcpInstallHandlers(deps);
   const base = '/profiles/:user/:profile/installations';
 
   router.get(base, async (ctx) => {
@@ -46,6 +49,7 @@ export function installationsRouter(deps: AppDeps) {
   router.post(base, async (ctx) => {
     const owner = ownerFromPath(ctx, ctx.params.user, `profile "${ctx.params.user}/${ctx.params.profile}"`);
     const { profile } = parse(profileParams, ctx.params);
+    if (installKind(ctx.request.body) === 'mcp') return mcp.install(ctx, owner, profile);
     const body = parse(installBody, ctx.request.body);
     const servlet = { owner: body.servlet_slug.owner === '~' ? owner : body.servlet_slug.owner, name: body.servlet_slug.name };
     const result = await installServlet(models, deps.keyring, {
@@ -60,6 +64,12 @@ export function installationsRouter(deps: AppDeps) {
     });
     ctx.status = result.created ? 201 : 200;
     ctx.body = presentInstall(result);
+  });
+
+  router.post(`${base}/:name/refresh`, async (ctx) => {
+    const owner = ownerFromPath(ctx, ctx.params.user, `install "${ctx.params.name}"`);
+    const { profile, name } = parse(installParams, ctx.params);
+    await mcp.refresh(ctx, owner, profile, name);
   });
 
   router.delete(`${base}/:name`, async (ctx) => {
