@@ -65,10 +65,12 @@ describe('runs: tools from MCP servers installed in the profile', function () {
   beforeEach(() => getStack().fake.reset());
   afterEach(() => getStack().fake.reset());
 
-  it('lets the model call a real MCP server\'s tool beside nothing else, and feeds its answer back', async () => {
+  it('lets the model call a tool of a real MCP server installed through the API, and feeds its answer back', async () => {
     const { api, username } = await user();
     const { fake } = getStack();
-    await installMcp(username, 'ev', (await everythingServer()).url);
+    // Through the API, as a user installs it.
+    const installed = await api.post('/api/profiles/~/default/installations', { name: 'ev', mcp: { url: (await everythingServer()).url } });
+    expect(installed.status, installed.text).to.equal(201);
     await createTask(api, 'default', 'echo');
     fake.script([openaiToolCall([{ id: 'call_1', name: 'ev__echo', arguments: { message: 'hi there' } }]), (req) => openaiText(`final: ${toolMessages(req)[0].content}`)]);
     const run = await waitForRun(api, await trigger(api, 'echo'));
