@@ -3,7 +3,7 @@ import type { RunActivities } from '../activities/run-activities';
 import { LEVEL, mcpTaskQueue, toolTaskQueue } from '../src/contract/constants';
 import { isRunClosed, readFailure } from '../src/contract/failures';
 import type { ModelCallInput, ModelTurn, PreparedRun, RunInput, RunRef, RunStatus, ToolOutcome } from '../src/contract/types';
-import { ABORT, MCP_CALL, providerCall, RECORD, TOOL_CALL } from './limits';
+import { ABORT, mcpCall, providerCall, RECORD, TOOL_CALL } from './limits';
 import { RunFailed, type RunClock } from './run-clock';
 import type { RunControls } from './run-controls';
 import type { RunLog } from './run-log';
@@ -138,7 +138,7 @@ export class RunSteps {
     try {
       if (route.mcp) {
         // On the MCP queue, with slots of its own; whether a call may be made again is the activity's to decide.
-        const options = { ...clock.bounded(MCP_CALL), taskQueue: mcpTaskQueue(workflowInfo().taskQueue) };
+        const options = { ...clock.bounded(mcpCall(input.limits.providerHeartbeatMs)), taskQueue: mcpTaskQueue(workflowInfo().taskQueue) };
         return await proxyActivities<RunActivities>(options).callMcpTool({ ...where, ...(route.idempotent ? { idempotent: true } : {}) });
       }
       const options = { ...clock.bounded(TOOL_CALL), taskQueue: toolTaskQueue(workflowInfo().taskQueue) };

@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import { getStack, type RunningWorker } from '../helpers/stack';
+import type { ChildProcess } from 'node:child_process';
 import crypto from 'node:crypto';
 import { api as apiFor, signedIn, startApi, type Api } from '../helpers/api';
 import { anthropicText, anthropicToolUse, openaiText, openaiToolCall, type RecordedRequest } from '../helpers/fake-provider';
@@ -7,6 +8,7 @@ import { createTask, historyText, postSigned, signedUrl, until, waitForRun } fro
 import { everythingServer } from '../helpers/mcp-everything';
 import { hostileServer, TOOLS } from '../helpers/mcp-hostile-server';
 import { runWorkflowId } from '../../src/temporal/ids';
+import { startWorkerProcess } from '../helpers/worker-process';
 import { seal } from '../../src/store/secrets';
 import { discoverTools } from '../../src/mcp/discover';
 import { mcpClientOptions } from '../../src/mcp/options';
@@ -66,7 +68,7 @@ describe('runs: tools from MCP servers installed in the profile', function () {
   afterEach(() => getStack().fake.reset());
 
   it('lets the model call a tool of a real MCP server installed through the API, and feeds its answer back', async () => {
-    const { api, username } = await user();
+    const { api } = await user();
     const { fake } = getStack();
     // Through the API, as a user installs it.
     const installed = await api.post('/api/profiles/~/default/installations', { name: 'ev', mcp: { url: (await everythingServer()).url } });
@@ -182,6 +184,40 @@ describe('runs: tools from MCP servers installed in the profile', function () {
     const run = await waitForRun(api, url);
     expect(run.status).to.equal('error');
     await until('the server to hear the cancel', () => (hostile.stats.cancelled[TOOLS.waitForCancel] ?? 0) > before);
+  });
+
+  it('tells the model a call whose worker was killed mid-call may or may not have run, and never sends it again', async function () {
+    this.timeout(120_000);
+    const { username, sessionId } = await signedIn();
+    const { fake, env } = getStack();
+    const hostile = await hostileServer();
+    // A worker process of its own queue, killed for real while the call waits on the server; its heartbeats say the
+    // call was being sent, so the next worker does not send it again (the tool is not idempotent).
+    const queue = `mcp-killed-${crypto.randomBytes(4).toString('hex')}`;
+    const settings = { ...SETTINGS, TEMPORAL_TASK_QUEUE: queue, PROVIDER_HEARTBEAT_TIMEOUT_MS: '2000' };
+    const own = await startApi(settings);
+    const children: ChildProcess[] = [];
+    try {
+      const api = apiFor(sessionId, own.url);
+      await installMcp(username, 'h', hostile.url('/mcp'), { approval: 'none' });
+      await createTask(api, 'default', 'killed');
+      const calls = hostile.stats.calls[TOOLS.hangs] ?? 0;
+      fake.script([openaiToolCall([{ name: `h__${TOOLS.hangs}`, arguments: {} }]), (req) => openaiText(`final: ${toolMessages(req)[0].content}`)]);
+      children.push(await startWorkerProcess({ ...env, ...settings }));
+      const url = await trigger(api, 'killed');
+      await until('the call on the server', () => (hostile.stats.calls[TOOLS.hangs] ?? 0) > calls);
+      children[0]!.kill('SIGKILL');
+      await new Promise((r) => children[0]!.once('exit', r));
+      children.push(await startWorkerProcess({ ...env, ...settings }));
+      const run = await waitForRun(api, url, 90_000);
+      expect(run.status, JSON.stringify(run.results)).to.equal('ready');
+      expect(run.results.at(-1).lastMessage.content).to.match(/^final: ERROR: the call may or may not have run: the worker running it was lost/);
+      expect((hostile.stats.calls[TOOLS.hangs] ?? 0) - calls, 'the tool was sent once').to.equal(1);
+
+    } finally {
+      for (const c of children) if (c.exitCode === null) c.kill('SIGKILL');
+      await own.close();
+    }
   });
 
   it('ends a run in error naming settings.tools when the profile offers OpenAI more tools than it accepts', async () => {
