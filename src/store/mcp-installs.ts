@@ -151,6 +151,14 @@ export async function findMcpInstall(models: Models, ref: McpInstallRef): Promis
   return doc && isMcpInstall(doc) ? fromMcpDoc(doc) : null;
 }
 
+/** The profile's MCP install by that name. Throws 404 when there is none, 400 `not_mcp_install` when it is a servlet install. */
+export async function getMcpInstall(models: Models, ref: McpInstallRef): Promise<McpInstallRecord> {
+  const doc = await models.Installation.findOne({ owner: ref.owner, profile: ref.profile, name: ref.name }).lean();
+  if (!doc) throw notFound(`install "${ref.profile}/${ref.name}"`);
+  if (!isMcpInstall(doc)) throw badRequest(`name: install "${ref.name}" is a servlet install; only MCP installs list their tools again`, 'not_mcp_install');
+  return fromMcpDoc(doc);
+}
+
 /**
  * The install's URL and headers opened, with its tools and settings, for a run's call; null when the profile has no
  * MCP install by that name (uninstalled since, or replaced by a servlet).

@@ -5,7 +5,7 @@ import { McpUnreachable } from '../../../mcp/errors';
 import { mcpClientOptions } from '../../../mcp/options';
 import { checkMcpUrl, displayUrl } from '../../../mcp/policy';
 import type { McpClientOptions } from '../../../mcp/session';
-import { isMcpInstall, checkMcpInstallable, fromMcpDoc, installMcp, listingProblem, openMcpConnection, saveMcpListing, type McpListing } from '../../../store/mcp-installs';
+import { checkMcpInstallable, getMcpInstall, installMcp, listingProblem, openMcpConnection, saveMcpListing, type McpListing } from '../../../store/mcp-installs';
 import type { AppDeps } from '../../deps';
 import { presentMcpInstall } from '../../presenters/mcp-installation';
 import { parse } from '../../validate';
@@ -63,10 +63,7 @@ export function mcpInstallHandlers(deps: AppDeps) {
 
   /** `POST …/installations/<name>/refresh`: the install with its tools listed again. */
   async function refresh(ctx: Context, owner: string, profile: string, name: string) {
-    const doc = await models.Installation.findOne({ owner, profile, name }).lean();
-    if (!doc) throw notFound(`install "${profile}/${name}"`);
-    if (!isMcpInstall(doc)) throw badRequest(`name: install "${name}" is a servlet install; only MCP installs list their tools again`, 'not_mcp_install');
-    const install = fromMcpDoc(doc);
+    const install = await getMcpInstall(models, { owner, profile, name });
     const connection = openMcpConnection(deps.keyring, install);
     const listing = await listTools(new URL(connection.url), connection.headers);
     const saved = await saveMcpListing(models, deps.keyring, install, listing);
