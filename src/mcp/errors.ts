@@ -56,9 +56,11 @@ export class McpUnreachable extends Error {
 }
 
 /**
- * A tool call that failed. `reachedServer: false` when the request certainly never reached the server (refused, DNS,
- * TLS, the guard, a session that could not be opened): a retry cannot run the tool twice. `true` otherwise (a timeout,
- * a connection lost mid-call, a garbage answer): the tool may have run.
+ * A tool call that failed. `reachedServer: false` when the tool certainly did not run: the request never reached the
+ * server (the guard, refused, DNS, TLS, a session that could not be opened, a caller that cancelled before sending) or
+ * the server refused it before running anything (401, 403, 404, 429): a retry cannot run the tool twice. `true`
+ * otherwise (a timeout, a connection lost mid-call, a garbage or too large answer, cancelled while running): the tool
+ * may have run.
  */
 export class McpCallFailed extends Error {
   constructor(
@@ -92,12 +94,13 @@ export function classify(err: unknown, context: { inSession: boolean }): { reaso
 }
 
 function fromStatus(status: number, inSession: boolean): { reason: McpFailureReason; reachedServer: boolean; message: string } {
-  if (status === 401) return { reason: 'unauthorized', reachedServer: true, message: 'the server answered 401 Unauthorized: check the headers (a token?)' };
-  if (status === 403) return { reason: 'forbidden', reachedServer: true, message: 'the server answered 403 Forbidden: the headers do not grant access' };
-  if (status === 404 && inSession) return { reason: 'session_expired', reachedServer: true, message: 'the server answered 404: it no longer knows the session' };
-  if (status === 404) return { reason: 'http_status', reachedServer: true, message: 'the server answered 404 Not Found: no MCP server at this URL' };
+  if (status === 401) return { reason: 'unauthorized', reachedServer: false, message: 'the server answered 401 Unauthorized: check the headers (a token?)' };
+  if (status === 403) return { reason: 'forbidden', reachedServer: false, message: 'the server answered 403 Forbidden: the headers do not grant access' };
+  if (status === 404 && inSession) return { reason: 'session_expired', reachedServer: false, message: 'the server answered 404: it no longer knows the session' };
+  if (status === 404) return { reason: 'http_status', reachedServer: false, message: 'the server answered 404 Not Found: no MCP server at this URL' };
   if (status === -1) return { reason: 'not_mcp', reachedServer: true, message: 'the answer is not MCP (neither JSON nor an event stream)' };
-  return { reason: 'http_status', reachedServer: true, message: `the server answered HTTP ${status}` };
+  // 429: refused before anything ran; any other status may come from a proxy after the server began
+  return { reason: 'http_status', reachedServer: status !== 429, message: `the server answered HTTP ${status}` };
 }
 
 function findInCauses<T>(err: unknown, test: (e: unknown) => e is T): T | undefined {

@@ -98,17 +98,22 @@ export class McpSession {
     };
   }
 
-  /** Ends the session on the server (DELETE, waited for at most `graceMs`) and closes the client. Never throws. */
-  async close(graceMs = 0): Promise<void> {
-    if (graceMs > 0 && this.transport.sessionId) {
-      let timer: NodeJS.Timeout | undefined;
-      await Promise.race([
-        this.transport.terminateSession().catch(() => undefined),
-        new Promise((resolve) => (timer = setTimeout(resolve, graceMs))),
-      ]);
-      clearTimeout(timer);
-    }
-    await this.client.close().catch(() => undefined);
+  private closing: Promise<void> | undefined;
+
+  /** Ends the session on the server (DELETE, waited for at most `graceMs`) and closes the client, once. Never throws. */
+  close(graceMs = 0): Promise<void> {
+    this.closing ??= (async () => {
+      if (graceMs > 0 && this.transport.sessionId) {
+        let timer: NodeJS.Timeout | undefined;
+        await Promise.race([
+          this.transport.terminateSession().catch(() => undefined),
+          new Promise((resolve) => (timer = setTimeout(resolve, graceMs))),
+        ]);
+        clearTimeout(timer);
+      }
+      await this.client.close().catch(() => undefined);
+    })();
+    return this.closing;
   }
 }
 

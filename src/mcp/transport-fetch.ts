@@ -154,7 +154,7 @@ function requestIdsOf(body: string): RequestId[] {
 const TLS_CODES = /^(ERR_SSL_|ERR_TLS_|CERT_|UNABLE_TO_|DEPTH_ZERO_SELF_SIGNED_CERT|SELF_SIGNED_CERT_IN_CHAIN|HOSTNAME_MISMATCH|EPROTO$)/;
 
 /** No answer: whether the request could have been sent depends on where the connection failed. */
-function connectFailure(err: unknown, url: URL): McpTransportFailure {
+export function connectFailure(err: unknown, url: URL): McpTransportFailure {
   const where = displayUrl(url);
   const code = errorCode(err);
   if (code === 'ECONNREFUSED') return new McpTransportFailure('refused', false, `connection refused by ${url.host} (nothing listens at ${where})`);

@@ -4,7 +4,7 @@ import type net from 'node:net';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { ListToolsRequestSchema, CallToolRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { freePort } from './net';
 
@@ -12,7 +12,7 @@ import { freePort } from './net';
  * An MCP server of our own (the official SDK's McpServer and StreamableHTTPServerTransport), in this process on a
  * loopback port, for the unhappy paths a real server rarely shows on demand. Each path is a behaviour:
  * - `/mcp`: a working server whose tools misbehave on demand (TOOLS below); sessions kept until `forgetSessions()`
- * - `/many`: a working server listing 500 tools, 50 a page
+ * - `/many`: a working server (the SDK's low-level Server) listing 500 tools, 50 a page; other tool names: a JSON-RPC error
  * - `/401`, `/403`: that status, with the request's Authorization header echoed in the body (a server may do that)
  * - `/garbage`: 200 with an HTML page; `/hang`: never answers; `/huge`: 50 MB of JSON
  * `closedUrl` is a loopback port nothing listens on. In-process, so that `stats` are read directly; "dies mid-call"
@@ -227,7 +227,11 @@ async function start(): Promise<HostileServer & { close(): Promise<void> }> {
       }));
       return { tools, ...(from + PAGE < 500 ? { nextCursor: String(from + PAGE) } : {}) };
     });
-    low.setRequestHandler(CallToolRequestSchema, async (request) => ({ content: [{ type: 'text', text: `ran ${request.params.name}` }] }));
+    low.setRequestHandler(CallToolRequestSchema, async (request) => {
+      // A JSON-RPC error, as a server without McpServer's wrapping answers a tool it does not have.
+      if (!/^tool-\d+$/.test(request.params.name)) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${request.params.name}`);
+      return { content: [{ type: 'text', text: `ran ${request.params.name}` }] };
+    });
     return low;
   }
 

@@ -1,0 +1,214 @@
+import crypto from 'node:crypto';
+import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
+import { LRUCache } from 'lru-cache';
+import type { CallToolResult } from '../contract/types';
+import { classify, McpCallFailed, McpTransportFailure, redactor, type McpFailureReason } from './errors';
+import { displayUrl } from './policy';
+import { toCallToolResult } from './results';
+import { McpSession, type McpClientOptions, type McpServerRef } from './session';
+
+/** An install's server as a worker calls it: `key` names the install (one session per key per worker). */
+export interface McpCallTarget extends McpServerRef {
+  key: string;
+}
+
+export interface McpToolCall {
+  name: string;
+  arguments?: Record<string, unknown>;
+}
+
+export interface McpCallOptions {
+  /** Aborting it ends the call; the server is sent `notifications/cancelled`. */
+  signal?: AbortSignal;
+  /** How long the call may go without a word from the server (each progress notification restarts it); MCP_CALL_TIMEOUT_MS by default. */
+  timeoutMs?: number;
+  onProgress?(progress: number, total: number | undefined, message: string | undefined): void;
+  /** The server's log messages (`notifications/message`) sent on this call's answer stream, text bounded. */
+  onLog?(level: string, text: string): void;
+}
+
+export interface McpSessionPool {
+  /** Calls a tool on the target's pooled session. Throws McpCallFailed (messages free of header values). */
+  callTool(target: McpCallTarget, call: McpToolCall, options?: McpCallOptions): Promise<CallToolResult>;
+  /** Sessions open or opening. */
+  readonly size: number;
+  /** Closes every session (calls in flight end); later calls throw. */
+  close(): Promise<void>;
+}
+
+/** Installs whose sessions a worker keeps (the least recently used is closed once its calls end). */
+export const DEFAULT_MAX_SESSIONS = 256;
+/** Longest log text handed to `onLog`. */
+export const LOG_TEXT_MAX_CHARS = 4_096;
+/** How long ending a session waits for the server's answer to DELETE. */
+const CLOSE_GRACE_MS = 1_000;
+/** After these a session is not trusted again: the next call opens a new one. */
+const SESSION_FAILURES = new Set<McpFailureReason>(['session_expired', 'lost', 'not_mcp', 'refused', 'dns', 'tls', 'guard', 'unauthorized', 'forbidden']);
+
+interface Entry {
+  fingerprint: string;
+  opening: Promise<McpSession>;
+  inFlight: number;
+  retired: boolean;
+}
+
+/**
+ * MCP sessions for a worker's tool calls, reused per install: one session per `key`, opened on first use within
+ * MCP_CONNECT_TIMEOUT_MS and kept while the URL and headers stay the same (a changed install gets a new session). A
+ * session the server forgot (404) is dropped and the call made once more on a new one (the server ran nothing);
+ * after any other session failure the next call opens a new one.
+ */
+export function createMcpSessionPool(options: McpClientOptions & { maxSessions?: number }): McpSessionPool {
+  let closed = false;
+  const sessions = new LRUCache<string, Entry>({
+    max: options.maxSessions ?? DEFAULT_MAX_SESSIONS,
+    dispose: (entry) => retire(entry),
+  });
+
+  function retire(entry: Entry): void {
+    entry.retired = true;
+    if (entry.inFlight === 0) void end(entry);
+  }
+
+  /** Ends the session on the server too (DELETE), so that it frees what it holds for it. */
+  function end(entry: Entry): Promise<void> {
+    return entry.opening.then((s) => s.close(CLOSE_GRACE_MS), () => undefined);
+  }
+
+  function acquire(target: McpCallTarget): Entry {
+    const fingerprint = fingerprintOf(target);
+    let entry = sessions.get(target.key);
+    if (entry && entry.fingerprint !== fingerprint) {
+      sessions.delete(target.key);
+      entry = undefined;
+    }
+    if (!entry) {
+      entry = { fingerprint, opening: open(target), inFlight: 0, retired: false };
+      entry.opening.catch(() => undefined);
+      sessions.set(target.key, entry);
+    }
+    entry.inFlight++;
+    return entry;
+  }
+
+  function release(entry: Entry): void {
+    entry.inFlight--;
+    if (entry.retired && entry.inFlight === 0) void end(entry);
+  }
+
+  function evict(key: string, entry: Entry): void {
+    if (sessions.peek(key) === entry) sessions.delete(key);
+  }
+
+  async function open(target: McpCallTarget): Promise<McpSession> {
+    const deadline = new AbortController();
+    const timer = setTimeout(
+      () => deadline.abort(new McpTransportFailure('timeout', false, `no session within ${options.connectTimeoutMs} ms (MCP_CONNECT_TIMEOUT_MS)`)),
+      options.connectTimeoutMs,
+    );
+    try {
+      return await McpSession.open(target, options, { signal: deadline.signal, timeoutMs: options.connectTimeoutMs, onLost: (f) => deadline.abort(f) });
+    } catch (err) {
+      const { reason, message } = classify(deadline.signal.aborted ? deadline.signal.reason : err, { inSession: false });
+      // Nothing of the call was sent: whatever went wrong opening the session, the tool did not run.
+      throw new McpCallFailed(reason, false, `no session with the MCP server at ${displayUrl(target.url)}: ${message}`);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  async function attempt(target: McpCallTarget, call: McpToolCall, callOptions: McpCallOptions, retryExpired: boolean): Promise<CallToolResult> {
+    if (closed) throw new Error('the MCP session pool is closed');
+    if (callOptions.signal?.aborted) throw new McpCallFailed('cancelled', false, 'the call was cancelled before it was sent');
+    const entry = acquire(target);
+    try {
+      let session: McpSession;
+      try {
+        session = await entry.opening;
+      } catch (err) {
+        evict(target.key, entry);
+        throw err;
+      }
+      return await send(session, call, callOptions);
+    } catch (err) {
+      if (!(err instanceof McpCallFailed)) throw err;
+      if (SESSION_FAILURES.has(err.reason)) evict(target.key, entry);
+      if (err.reason === 'session_expired' && retryExpired) return attempt(target, call, callOptions, false);
+      throw err;
+    } finally {
+      release(entry);
+    }
+  }
+
+  async function send(session: McpSession, call: McpToolCall, callOptions: McpCallOptions): Promise<CallToolResult> {
+    const controller = new AbortController();
+    // Set by whatever ends the call early; the SDK rejects with a wrapped copy, this keeps the original.
+    let failure: McpTransportFailure | McpCallFailed | undefined;
+    const end = (f: McpTransportFailure | McpCallFailed) => {
+      failure ??= f;
+      controller.abort(f);
+    };
+    const onAbort = () => end(new McpCallFailed('cancelled', true, 'the call was cancelled while it ran'));
+    callOptions.signal?.addEventListener('abort', onAbort, { once: true });
+    // A fresh object: the session knows the request by it (see McpSession.watch).
+    const args = { ...(call.arguments ?? {}) };
+    const stopWatching = session.watch(args, {
+      onLog: (params) => deliverLog(params, callOptions.onLog),
+      onLost: end,
+    });
+    const timeoutMs = callOptions.timeoutMs ?? options.callTimeoutMs;
+    try {
+      const result = await session.client.request({ method: 'tools/call', params: { name: call.name, arguments: args } }, CallToolResultSchema, {
+        signal: controller.signal,
+        timeout: timeoutMs,
+        resetTimeoutOnProgress: true,
+        onprogress: (p) => callOptions.onProgress?.(p.progress, p.total, p.message),
+      });
+      return toCallToolResult(result, { maxChars: options.maxResponseBytes });
+    } catch (err) {
+      if (failure instanceof McpCallFailed) throw failure;
+      const c = classify(failure ?? err, { inSession: true });
+      const message = c.reason === 'timeout' && !failure ? `no answer within ${timeoutMs} ms (MCP_CALL_TIMEOUT_MS)` : c.message;
+      throw new McpCallFailed(c.reason, c.reachedServer, message);
+    } finally {
+      stopWatching();
+      callOptions.signal?.removeEventListener('abort', onAbort);
+    }
+  }
+
+  return {
+    async callTool(target, call, callOptions = {}) {
+      try {
+        return await attempt(target, call, callOptions, true);
+      } catch (err) {
+        if (!(err instanceof McpCallFailed)) throw err;
+        const redact = redactor(target.headers);
+        throw new McpCallFailed(err.reason, err.reachedServer, redact(`the call of ${call.name} failed: ${err.message}`));
+      }
+    },
+    get size() {
+      return sessions.size;
+    },
+    async close() {
+      closed = true;
+      const entries = [...sessions.values()];
+      sessions.clear();
+      await Promise.all(entries.map(end));
+    },
+  };
+}
+
+/** The same install, URL and headers: the same session. Header values enter only this hash. */
+function fingerprintOf(target: McpCallTarget): string {
+  const headers = Object.entries(target.headers ?? {}).sort(([a], [b]) => a.localeCompare(b));
+  return crypto.createHash('sha256').update(JSON.stringify([target.url, headers])).digest('base64url');
+}
+
+function deliverLog(params: unknown, onLog: McpCallOptions['onLog']): void {
+  if (!onLog || !params || typeof params !== 'object') return;
+  const { level, logger, data } = params as { level?: unknown; logger?: unknown; data?: unknown };
+  let text = typeof data === 'string' ? data : JSON.stringify(data) ?? '';
+  if (typeof logger === 'string' && logger) text = `${logger}: ${text}`;
+  if (text.length > LOG_TEXT_MAX_CHARS) text = `${text.slice(0, LOG_TEXT_MAX_CHARS)} […]`;
+  onLog(typeof level === 'string' ? level : 'info', text);
+}
