@@ -1,13 +1,14 @@
 import { badRequest, conflict, notFound } from '../errors';
 import type { McpDiscovery, McpToolDescription } from '../mcp/discover';
 import { displayUrl } from '../mcp/policy';
+import type { McpCallTarget } from '../mcp/pool';
 import { isDuplicateKey } from './connect';
 import { escapeKeys, unescapeKeys } from './document-keys';
 import { markInstallsChanged } from './install-changes';
 import type { InstallBase } from './installations';
 import type { McpServerDoc, Models } from './models';
 import { getProfile } from './profiles';
-import { open, openJson, seal, sealJson, type Keyring, type SealedSecret } from './secrets';
+import { open, openJson, seal, sealJson, sha256, type Keyring, type SealedSecret } from './secrets';
 
 /**
  * MCP installs: a remote MCP server (Streamable HTTP) installed into a profile beside servlets (docs/mcp.md). The
@@ -125,15 +126,18 @@ export function mcpToolNeedsApproval(install: Pick<McpInstallRecord, 'mcp' | 'ap
   return stale || approval.includes(tool.name);
 }
 
-/** What a call needs to reach the server: the whole URL and the headers, opened. Keep them out of logs, history and results. */
-export interface McpConnection {
-  url: string;
-  headers: Record<string, string>;
-}
+/**
+ * What a call needs to reach the server (src/mcp/pool.ts McpCallTarget): the whole URL and the headers, opened (keep
+ * them out of logs, history and results), and `key`, which names the install and changes whenever its URL or headers
+ * are saved again (the pool then opens a new session). The key holds no secret: a hash of the install's ciphertexts.
+ */
+export type McpConnection = McpCallTarget & { headers: Record<string, string> };
 
 /** Opens an MCP install's URL and headers (for a call, or to list its tools again). */
-export function openMcpConnection(keyring: Keyring, install: Pick<McpInstallRecord, 'mcp'>): McpConnection {
+export function openMcpConnection(keyring: Keyring, install: Pick<McpInstallRecord, '_id' | 'mcp'>): McpConnection {
+  const sealedAs = sha256(`${install.mcp.url_sealed.data}\n${install.mcp.headers?.data ?? ''}`).slice(0, 16);
   return {
+    key: `${String(install._id)}:${sealedAs}`,
     url: open(keyring, install.mcp.url_sealed),
     headers: install.mcp.headers ? openJson<Record<string, string>>(keyring, install.mcp.headers) : {},
   };

@@ -62,6 +62,12 @@ describe('MCP installs in the store', () => {
     const opened = await loadMcpInstallForCall(getStack().db.models, getStack().keyring, { owner: me.username, profile: 'default', name: 'ev' });
     expect(opened!.url, 'the fragment is never sent, so not kept').to.equal(`https://user:pw@mcp.example.invalid:8443/mcp?key=${QUERY_SECRET}`);
     expect(opened!.headers).to.deep.equal({ Authorization: HEADER_SECRET, 'X-Version': '2' });
+    expect(opened!.key, 'names the install, holds no secret').to.match(new RegExp(`^${String(install._id)}:[0-9a-f]{16}$`));
+    // saved again (the same URL and headers): a new key, so a worker's pool opens a new session
+    const again = await mcpInstall(me.username, 'ev');
+    const reopened = await loadMcpInstallForCall(getStack().db.models, getStack().keyring, { owner: me.username, profile: 'default', name: 'ev' });
+    expect(again.created).to.equal(false);
+    expect(reopened!.key).to.not.equal(opened!.key);
     expect(await loadMcpInstallForCall(getStack().db.models, getStack().keyring, { owner: me.username, profile: 'default', name: 'nope' })).to.equal(null);
   });
 
