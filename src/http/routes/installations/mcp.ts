@@ -1,7 +1,7 @@
 import type { Context } from 'koa';
 import { AppError, badRequest, notFound } from '../../../errors';
 import { discoverTools } from '../../../mcp/discover';
-import { McpUnreachable } from '../../../mcp/errors';
+import { McpUnreachable, redactor } from '../../../mcp/errors';
 import { mcpClientOptions } from '../../../mcp/options';
 import { checkMcpUrl, displayUrl } from '../../../mcp/policy';
 import type { McpClientOptions } from '../../../mcp/session';
@@ -29,8 +29,8 @@ export function mcpInstallHandlers(deps: AppDeps) {
     try {
       listing = await discoverTools({ url: url.toString(), headers }, clientOptions());
     } catch (err) {
-      // discoverTools leaves header values out of its messages; the URL's secret parts are taken out here too.
-      const message = redactUrl(err instanceof Error ? err.message : String(err), url);
+      // discoverTools leaves header values out of its messages; here the URL's secret parts go too, whatever threw.
+      const message = redactUrl(redactor(headers)(err instanceof Error ? err.message : String(err)), url);
       if (err instanceof McpUnreachable && err.reason === 'guard') throw badRequest(`mcp.url: ${message}`);
       if (err instanceof McpUnreachable) throw new AppError(400, 'mcp_unreachable', `mcp.url: ${message}`);
       deps.logger.warn({ err: { name: (err as Error)?.name, message }, url: displayUrl(url) }, "listing an MCP server's tools failed unexpectedly");
