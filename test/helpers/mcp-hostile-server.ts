@@ -12,7 +12,7 @@ import { freePort } from './net';
  * An MCP server of our own (the official SDK's McpServer and StreamableHTTPServerTransport), in this process on a
  * loopback port, for the unhappy paths a real server rarely shows on demand. Each path is a behaviour:
  * - `/mcp`: a working server whose tools misbehave on demand (TOOLS below); sessions kept until `forgetSessions()`
- * - `/many`: a working server (the SDK's low-level Server) listing 500 tools, 50 a page; other tool names: a JSON-RPC error
+ * - `/many`: a working server (the SDK's low-level Server) listing 500 tools, 50 a page; `echo-auth`: a JSON-RPC error quoting the Authorization header; other tool names: a JSON-RPC error
  * - `/401`, `/403`: that status, with the request's Authorization header echoed in the body (a server may do that)
  * - `/garbage`: 200 with an HTML page; `/hang`: never answers; `/huge`: 50 MB of JSON
  * `closedUrl` is a loopback port nothing listens on. In-process, so that `stats` are read directly; "dies mid-call"
@@ -227,7 +227,9 @@ async function start(): Promise<HostileServer & { close(): Promise<void> }> {
       }));
       return { tools, ...(from + PAGE < 500 ? { nextCursor: String(from + PAGE) } : {}) };
     });
-    low.setRequestHandler(CallToolRequestSchema, async (request) => {
+    low.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
+      // A careless server that quotes the credentials it was sent in its error.
+      if (request.params.name === 'echo-auth') throw new McpError(ErrorCode.InvalidRequest, `bad token: ${extra.requestInfo?.headers.authorization}`);
       // A JSON-RPC error, as a server without McpServer's wrapping answers a tool it does not have.
       if (!/^tool-\d+$/.test(request.params.name)) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${request.params.name}`);
       return { content: [{ type: 'text', text: `ran ${request.params.name}` }] };
