@@ -1,7 +1,5 @@
 import { badRequest, conflict, notFound } from '../errors';
-import type { McpDiscovery, McpToolDescription } from '../mcp/discover';
-import { displayUrl } from '../mcp/policy';
-import type { McpCallTarget } from '../mcp/pool';
+import { displayUrl, type McpCallTarget, type McpDiscovery, type McpToolDescription } from '../mcp';
 import { isDuplicateKey } from './connect';
 import { escapeKeys, unescapeKeys } from './document-keys';
 import { markInstallsChanged } from './install-changes';
@@ -57,8 +55,6 @@ export function fromMcpDoc<T extends { mcp?: unknown }>(doc: T): McpInstallRecor
   return { ...record, mcp: { ...record.mcp, tools: unescapeKeys(record.mcp.tools ?? []) as McpToolRecord[], server } };
 }
 
-/** Tools an install keeps: a server listing more is not one an install can hold (nor a model be offered). */
-export const MCP_TOOLS_MAX = 1000;
 /** The stored listing's size, well under a document's 16 MiB. */
 const LISTING_MAX_BYTES = 8 * 1024 * 1024;
 /** How deep a tool's schemas may nest: the stores refuse documents past about 100 levels, and the tool sits 4 deep. */
@@ -73,11 +69,10 @@ function depthOf(value: unknown, depth = 0): number {
 }
 
 /**
- * Why a listing cannot be stored (too many tools, too large, schemas nested too deep), or undefined when it can: the
- * API answers `mcp_unreachable` with it, as for any other server it cannot use.
+ * Why a listing cannot be stored (too large, schemas nested too deep), or undefined when it can: the API answers
+ * `mcp_unreachable` with it, as for any other server it cannot use. (More than MAX_TOOLS tools, discoverTools refuses.)
  */
 export function listingProblem(listing: McpListing): string | undefined {
-  if (listing.tools.length > MCP_TOOLS_MAX) return `it lists ${listing.tools.length} tools, more than the ${MCP_TOOLS_MAX} an install holds`;
   if (Buffer.byteLength(JSON.stringify(listing)) > LISTING_MAX_BYTES) return `its tool list is larger than ${LISTING_MAX_BYTES / 1024 / 1024} MiB`;
   const deep = listing.tools.find((t) => depthOf(t) > SCHEMA_MAX_DEPTH);
   if (deep) return `the schemas of its tool ${JSON.stringify(deep.name.slice(0, 100))} nest deeper than ${SCHEMA_MAX_DEPTH} levels`;

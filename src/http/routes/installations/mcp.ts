@@ -1,10 +1,7 @@
 import type { Context } from 'koa';
 import { AppError, badRequest, notFound } from '../../../errors';
-import { discoverTools } from '../../../mcp/discover';
-import { McpUnreachable, redactor } from '../../../mcp/errors';
-import { mcpClientOptions } from '../../../mcp/options';
-import { checkMcpUrl, displayUrl } from '../../../mcp/policy';
-import type { McpClientOptions } from '../../../mcp/session';
+import { checkMcpUrl, discoverTools, displayUrl, mcpClientOptions, McpUnreachable, type McpClientOptions } from '../../../mcp';
+import { redactor } from '../../../mcp/errors';
 import { checkMcpInstallable, getMcpInstall, installMcp, listingProblem, openMcpConnection, saveMcpListing, type McpListing } from '../../../store/mcp-installs';
 import type { AppDeps } from '../../deps';
 import { presentMcpInstall } from '../../presenters/mcp-installation';
