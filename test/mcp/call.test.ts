@@ -170,6 +170,11 @@ describe('MCP tool calls (the session pool)', () => {
       expectFailure(await failure(call), 'cancelled', false);
     });
 
+    it('never sends a call whose header value HTTP cannot carry', async () => {
+      const err = await failure(pool.callTool({ ...target, headers: { Authorization: 'Bearer sk-call-secret-0123456789\n' } }, { name: TOOLS.count }));
+      expectFailure(err, 'bad_headers', false);
+    });
+
     it('says a refused connection never reached the server', async () => {
       const err = await failure(pool.callTool({ ...target, url: server.closedUrl }, { name: TOOLS.count }));
       expectFailure(err, 'refused', false);

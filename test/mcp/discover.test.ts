@@ -117,6 +117,14 @@ describe('MCP discovery (discoverTools)', () => {
       await expectReason(server.url('/mcp'), 'guard', /http:\/\/ is allowed only for hosts in MCP_ALLOWLIST/, testMcpOptions({ MCP_ALLOWLIST: ['mcp.example.com'] }));
     });
 
+    it('refuses a header value HTTP cannot carry without quoting it', async () => {
+      const server = await hostileServer();
+      const err = await failure(discoverTools({ url: server.url('/mcp'), headers: { 'X-Api-Key': 'line-one-secret\r\nInjected: yes' } }, testMcpOptions()));
+      expect(err.reason).to.equal('bad_headers');
+      expect(err.message).to.match(/X-Api-Key cannot be sent/);
+      expect(err.message).not.to.match(/line-one-secret|Injected/);
+    });
+
     it('shows the URL without its query string or user info', async () => {
       const server = await hostileServer();
       const url = server.closedUrl.replace('http://', 'http://user:pw-secret@') + '?token=query-secret';
