@@ -14,6 +14,7 @@ import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamable
  * - `session_expired`: the server no longer knows the session (404 to a request carrying its id)
  * - `server_error`: the server answered the request with a JSON-RPC error
  * - `cancelled`: the caller aborted
+ * - `bad_headers`: a header name or value HTTP cannot carry (never sent)
  */
 export type McpFailureReason =
   | 'guard'
@@ -29,7 +30,8 @@ export type McpFailureReason =
   | 'lost'
   | 'session_expired'
   | 'server_error'
-  | 'cancelled';
+  | 'cancelled'
+  | 'bad_headers';
 
 /** What the transport's fetch and the session layer throw; callers see it as McpUnreachable or McpCallFailed. */
 export class McpTransportFailure extends Error {

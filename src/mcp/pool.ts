@@ -43,7 +43,7 @@ export const LOG_TEXT_MAX_CHARS = 4_096;
 /** How long ending a session waits for the server's answer to DELETE. */
 const CLOSE_GRACE_MS = 1_000;
 /** After these a session is not trusted again: the next call opens a new one. */
-const SESSION_FAILURES = new Set<McpFailureReason>(['session_expired', 'lost', 'not_mcp', 'refused', 'dns', 'tls', 'guard', 'unauthorized', 'forbidden']);
+const SESSION_FAILURES = new Set<McpFailureReason>(['session_expired', 'lost', 'not_mcp', 'refused', 'dns', 'tls', 'guard', 'unauthorized', 'forbidden', 'bad_headers']);
 
 interface Entry {
   fingerprint: string;
@@ -108,8 +108,12 @@ export function createMcpSessionPool(options: McpClientOptions & { maxSessions?:
       () => deadline.abort(new McpTransportFailure('timeout', false, `no session within ${options.connectTimeoutMs} ms (MCP_CONNECT_TIMEOUT_MS)`)),
       options.connectTimeoutMs,
     );
+    let opened = false;
     try {
-      return await McpSession.open(target, options, { signal: deadline.signal, timeoutMs: options.connectTimeoutMs, onLost: (f) => deadline.abort(f) });
+      // onLost: the answer stream of `initialize` broke; later calls are watched one by one.
+      const session = await McpSession.open(target, options, { signal: deadline.signal, timeoutMs: options.connectTimeoutMs, onLost: (f) => opened || deadline.abort(f) });
+      opened = true;
+      return session;
     } catch (err) {
       const { reason, message } = classify(deadline.signal.aborted ? deadline.signal.reason : err, { inSession: false });
       // Nothing of the call was sent: whatever went wrong opening the session, the tool did not run.

@@ -101,6 +101,11 @@ describe('MCP tool calls (the session pool)', () => {
       expect(logs).to.deep.equal([['info', 'hostile: working on step 1'], ['info', 'hostile: working on step 2'], ['warning', 'hostile: working on step 3']]);
     });
 
+    it('calls a server that answers in plain JSON rather than event streams', async () => {
+      const result = await pool.callTool({ ...target, url: server.url('/json') }, { name: TOOLS.mixed });
+      expect(result.content[0]).to.deep.equal({ type: 'text', text: 'plain text' });
+    });
+
     it('sends notifications/cancelled when the caller aborts, and says the tool may have run', async () => {
       const before = server.stats.cancelled[TOOLS.waitForCancel] ?? 0;
       const controller = new AbortController();
@@ -168,6 +173,11 @@ describe('MCP tool calls (the session pool)', () => {
       const call = pool.callTool({ ...target, url: server.url('/hang') }, { name: TOOLS.count }, { signal: controller.signal });
       setTimeout(() => controller.abort(), 50);
       expectFailure(await failure(call), 'cancelled', false);
+    });
+
+    it('never sends a call whose header value HTTP cannot carry', async () => {
+      const err = await failure(pool.callTool({ ...target, headers: { Authorization: 'Bearer sk-call-secret-0123456789\n' } }, { name: TOOLS.count }));
+      expectFailure(err, 'bad_headers', false);
     });
 
     it('says a refused connection never reached the server', async () => {
