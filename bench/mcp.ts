@@ -5,12 +5,15 @@
  *
  * 1. The activity body: `callMcpTool`'s work as the worker does it (`createMcpToolCaller` over
  *    `createMcpSessionPool`, the install read from the store and opened on every call, by `mcpInstallForCall`)
- *    against the SDK's `Client` calling the same `echo` over one connected session, both warm, in alternating rounds.
+ *    against the SDK's `Client` calling the same `echo` over one connected session, both warm, in alternating rounds;
+ *    and the pool alone (`callTool` on the install's session, no store read), which splits what the body adds into
+ *    the store read and the pool's own (network guard, capped transport, result checks).
  * 2. Temporal's part, apart: serial runs with no tool call, one MCP call and one servlet call, interleaved; their
  *    trigger→ready, and the tool activity's schedule-to-close read from each run's history (ActivityTaskScheduled to
  *    ActivityTaskCompleted, server clock).
  * 3. Throughput: MCP runs against servlet runs (each one call, then the final answer), at the same concurrency, in
- *    rounds mcp, servlet, servlet, mcp, each after the stack settled.
+ *    rounds mcp, servlet, servlet, mcp, each after the stack settled; with the CPU each process spent per run (the MCP
+ *    server's too: here it shares the machine, where a remote server would not).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
@@ -61,7 +64,7 @@ export interface Percentiles {
 }
 export interface McpFigures {
   server: string;
-  activityBodyMs: { pooled: Percentiles; direct: Percentiles; addedP50: number; addedP99: number; calls: number };
+  activityBodyMs: { pooled: Percentiles; poolAlone: Percentiles; direct: Percentiles; addedP50: number; addedP99: number; calls: number };
   temporalRoundTripMs: {
     runs: number;
     triggerToReady: { noTool: Percentiles; mcp: Percentiles; servlet: Percentiles };
@@ -70,8 +73,8 @@ export interface McpFigures {
   throughput: {
     concurrency: number;
     runs: number;
-    mcp: { runsPerSecond: number; triggerToReadyMs: Percentiles };
-    servlet: { runsPerSecond: number; triggerToReadyMs: Percentiles };
+    mcp: { runsPerSecond: number; triggerToReadyMs: Percentiles; cpuMsPerRun: Record<string, number> };
+    servlet: { runsPerSecond: number; triggerToReadyMs: Percentiles; cpuMsPerRun: Record<string, number> };
     ratio: number;
     rounds: Array<{ side: string; runs: number; perSecond: number }>;
   };
@@ -129,17 +132,26 @@ export async function benchMcp({ stack, api, pids, otherwise, log }: PartDeps): 
     const perRound = THROUGHPUT_RUNS / (ORDER.length / 2);
     log(`  throughput: ${THROUGHPUT_RUNS} MCP runs and ${THROUGHPUT_RUNS} servlet runs, ${CONCURRENCY} in flight (rounds of ${perRound}: ${ORDER.join(', ')})...`);
     const throughput = await step('throughput (MCP runs against servlet runs)', async () => {
-      const sides = { mcp: { seconds: 0, latencies: [] as number[] }, servlet: { seconds: 0, latencies: [] as number[] } };
+      const sides = { mcp: { seconds: 0, latencies: [] as number[], cpu: {} as Record<string, number> }, servlet: { seconds: 0, latencies: [] as number[], cpu: {} as Record<string, number> } };
       const rounds: McpFigures['throughput']['rounds'] = [];
+      const processes = { ...pids, 'mcp-server': everything.pid };
+      const cpuNow = () => Object.fromEntries(Object.entries(processes).map(([k, pid]) => [k, cpuSeconds(pid)]));
       for (const [r, side] of ORDER.entries()) {
-        const settled = await settle(pids);
+        const settled = await settle(processes);
+        const before = cpuNow();
         const result = await inFlight(perRound, CONCURRENCY, (i) => runner.one(side, `tput-${side}-${r}-${i}`));
+        const after = cpuNow();
+        for (const k of Object.keys(processes)) sides[side].cpu[k] = (sides[side].cpu[k] ?? 0) + (after[k]! - before[k]!) * 1000;
         sides[side].seconds += result.seconds;
         sides[side].latencies.push(...result.latencies);
         rounds.push({ side, runs: perRound, perSecond: round(result.perSecond) });
         log(`    ${side}: ${perRound} in ${round(result.seconds)} s, ${round(result.perSecond)}/s (after the stack settled in ${settled} s)`);
       }
-      const figures = (side: keyof typeof sides) => ({ runsPerSecond: round(THROUGHPUT_RUNS / sides[side].seconds), triggerToReadyMs: percentiles(sides[side].latencies) });
+      const figures = (side: keyof typeof sides) => ({
+        runsPerSecond: round(THROUGHPUT_RUNS / sides[side].seconds),
+        triggerToReadyMs: percentiles(sides[side].latencies),
+        cpuMsPerRun: Object.fromEntries(Object.entries(sides[side].cpu).map(([k, ms]) => [k, round(ms / THROUGHPUT_RUNS, 2)])),
+      });
       const mcp = figures('mcp');
       const servlet = figures('servlet');
       return { concurrency: CONCURRENCY, runs: THROUGHPUT_RUNS, mcp, servlet, ratio: round(mcp.runsPerSecond / servlet.runsPerSecond, 2), rounds };
@@ -157,7 +169,7 @@ export async function benchMcp({ stack, api, pids, otherwise, log }: PartDeps): 
  * itself listens on every interface), logging to /tmp/ptr-bench-mcp-everything.log. Checks from /proc that it listens
  * on loopback only.
  */
-async function startEverything(): Promise<{ url: string; version: string; stop(): Promise<void> }> {
+async function startEverything(): Promise<{ url: string; version: string; pid: number; stop(): Promise<void> }> {
   if (!fs.existsSync(EVERYTHING)) throw new Error(`${EVERYTHING} is missing (npm install)`);
   const version = (JSON.parse(fs.readFileSync(path.join(path.dirname(EVERYTHING), '../package.json'), 'utf8')) as { version: string }).version;
   const port = await freePort();
@@ -189,7 +201,7 @@ async function startEverything(): Promise<{ url: string; version: string; stop()
     throw err;
   }
   process.stderr.write(`[bench] server-everything ${version} on 127.0.0.1:${port}, logs to ${logFile}\n`);
-  return { url: `http://127.0.0.1:${port}/mcp`, version, stop };
+  return { url: `http://127.0.0.1:${port}/mcp`, version, pid: child.pid!, stop };
 }
 
 /** The local addresses listening on `port` (TCP, IPv4 and IPv6), from /proc/net. */
@@ -323,14 +335,22 @@ async function activityBody(env: Record<string, string>, url: string): Promise<M
   };
   const pooledCall = async () => check((await call(input, context)).result, 'pooled');
   const directCall = async () => check(await client.callTool({ name: MCP.tool, arguments: { message: 'hi' } }), 'direct');
+  // The pool alone: the same session (the same key), the install opened once, outside the timing.
+  const opened = await mcpInstallForCall(db.models, keyring, { owner: OWNER, profile: MCP.profile, name: MCP.install });
+  if (!opened) throw new Error('the MCP install is not in the store');
+  const target = { key: `${OWNER}/${MCP.profile}/${MCP.install}`, url: opened.url, headers: opened.headers };
+  const poolCall = async () => check(await pool.callTool(target, { name: MCP.tool, arguments: { message: 'hi' } }, { signal: controller.signal }), 'pool');
   const pooled: number[] = [];
+  const poolAlone: number[] = [];
   const direct: number[] = [];
   try {
     await client.connect(new StreamableHTTPClientTransport(new URL(url)));
     await time(pooledCall, BODY_WARMUP, []);
+    await time(poolCall, BODY_WARMUP, []);
     await time(directCall, BODY_WARMUP, []);
     for (let r = 0; r < BODY_ROUNDS; r++) {
       await time(pooledCall, BODY_CALLS_PER_ROUND, pooled);
+      await time(poolCall, BODY_CALLS_PER_ROUND, poolAlone);
       await time(directCall, BODY_CALLS_PER_ROUND, direct);
     }
   } finally {
@@ -341,7 +361,7 @@ async function activityBody(env: Record<string, string>, url: string): Promise<M
   }
   const p = percentiles(pooled);
   const d = percentiles(direct);
-  return { pooled: p, direct: d, addedP50: round(p.p50 - d.p50, 3), addedP99: round(p.p99 - d.p99, 3), calls: pooled.length };
+  return { pooled: p, poolAlone: percentiles(poolAlone), direct: d, addedP50: round(p.p50 - d.p50, 3), addedP99: round(p.p99 - d.p99, 3), calls: pooled.length };
 }
 
 async function time(fn: () => Promise<void>, times: number, into: number[]): Promise<void> {
@@ -375,6 +395,7 @@ export function printMcp(r: McpFigures) {
   const pp = (p: Percentiles, unit = ' ms') => `${p.p50}${unit} / ${p.p99}${unit}`;
   const rows: string[][] = [
     ['activity body: pooled session, install from the store', pp(b.pooled), `added p50 ${b.addedP50} ms (≤ 5 ms: ${b.addedP50 <= 5 ? 'met' : 'not met'}), p99 ${b.addedP99} ms`],
+    ['  the pool alone (no store read)', pp(b.poolAlone), `the store read and opening: ${round(b.pooled.p50 - b.poolAlone.p50, 3)} ms p50`],
     ['  the SDK Client directly, one session', pp(b.direct), `${b.calls} calls each`],
     [`serial trigger→ready, one MCP call (${t.runs} runs)`, pp(t.triggerToReady.mcp), `+${round(t.triggerToReady.mcp.p50 - t.triggerToReady.noTool.p50)} ms p50 over no tool call`],
     ['  one servlet call', pp(t.triggerToReady.servlet), `+${round(t.triggerToReady.servlet.p50 - t.triggerToReady.noTool.p50)} ms p50 over no tool call`],
@@ -393,4 +414,6 @@ export function printMcp(r: McpFigures) {
   console.log(`|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`);
   for (const row of rows) console.log(line(row));
   console.log(`  throughput rounds: ${tp.rounds.map((x) => `${x.side} ${x.perSecond}/s`).join(', ')}`);
+  const cpu = (c: Record<string, number>) => `${Object.entries(c).map(([k, v]) => `${k} ${v}`).join(', ')} (all ${round(Object.values(c).reduce((a, v) => a + v, 0), 1)})`;
+  console.log(`  CPU ms per run: MCP runs: ${cpu(tp.mcp.cpuMsPerRun)}; servlet runs: ${cpu(tp.servlet.cpuMsPerRun)}`);
 }
