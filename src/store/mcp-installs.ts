@@ -167,6 +167,18 @@ export async function loadMcpInstallForCall(models: Models, keyring: Keyring, re
   return install ? { ...openMcpConnection(keyring, install), install } : null;
 }
 
+/**
+ * The install as a worker's call needs it (activities/mcp-call.ts, McpInstallForCall): where its server is, opened,
+ * and whether it still offers a tool (settings.tools applied); null when it is gone. Read from the store on every call,
+ * so a call sees the install as it is now. The worker's, and the bench's (bench/mcp.ts).
+ */
+export async function mcpInstallForCall(models: Models, keyring: Keyring, ref: McpInstallRef): Promise<{ url: string; headers: Record<string, string>; offers(tool: string): boolean } | null> {
+  const found = await loadMcpInstallForCall(models, keyring, ref);
+  if (!found) return null;
+  const offered = new Set(offeredMcpTools(found.install).map((t) => t.name));
+  return { url: found.url, headers: found.headers, offers: (tool) => offered.has(tool) };
+}
+
 export interface McpInstallInput extends McpInstallRef {
   /** The whole URL as given: sealed; shown without user info, query or fragment. */
   url: URL;

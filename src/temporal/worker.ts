@@ -9,7 +9,7 @@ import { createToolCaller } from '../../activities/tool-call';
 import { createMcpToolCaller } from '../../activities/mcp-call';
 import { createMcpSessionPool } from '../mcp/pool';
 import { mcpClientOptions } from '../mcp/options';
-import { loadMcpInstallForCall, offeredMcpTools } from '../store/mcp-installs';
+import { mcpInstallForCall } from '../store/mcp-installs';
 import { mcpTaskQueue, toolTaskQueue } from '../contract/constants';
 import { loadInstallForRun } from '../store/installations';
 import { ensureReconcileSchedule } from './reconcile-schedule';
@@ -62,12 +62,7 @@ export async function createWorker(deps: Omit<ActivityDeps, 'callTool' | 'callMc
   const mcpCalls = createMcpSessionPool(mcpClientOptions(config));
   const callMcpTool = createMcpToolCaller({
     calls: mcpCalls,
-    loadInstall: async (owner, profile, name) => {
-      const found = await loadMcpInstallForCall(deps.db.models, deps.keyring, { owner, profile, name });
-      if (!found) return null;
-      const offered = new Set(offeredMcpTools(found.install).map((t) => t.name));
-      return { url: found.url, headers: found.headers, offers: (tool) => offered.has(tool) };
-    },
+    loadInstall: (owner, profile, name) => mcpInstallForCall(deps.db.models, deps.keyring, { owner, profile, name }),
   });
   const templates = createTemplateSandbox({ timeoutMs: config.TEMPLATE_TIMEOUT_MS, maxPromptBytes: config.RUN_PROMPT_MAX_BYTES });
   const provider = createProviderFetch();
