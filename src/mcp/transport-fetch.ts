@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { Dispatcher } from 'undici';
 import { guardedRequest } from '../net/guarded-request';
@@ -43,6 +44,9 @@ export function createMcpFetch(options: McpFetchOptions): FetchLike {
     const headers = Object.fromEntries(new Headers(init.headers));
     for (const name of TRANSPORT_HEADERS) delete headers[name];
     const body = typeof init.body === 'string' ? init.body : undefined;
+    // The SDK's transport gives one signal to every request of a session, each of which listens on it until it ends:
+    // many calls at once on one install are expected, not a leak (Node warns past 10 listeners).
+    if (init.signal) setMaxListeners(0, init.signal);
     const answer = await guardedRequest(url, { method, headers, body, signal: init.signal ?? undefined }, { policy: options.policy, dispatcher: options.dispatcher });
     if ('refused' in answer) throw new McpTransportFailure('guard', false, `the network guard refuses ${displayUrl(url)}: ${answer.refused}`);
     if ('failed' in answer) {

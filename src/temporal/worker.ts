@@ -18,6 +18,10 @@ import { installTemporalRuntime } from './runtime';
 import { connectTemporal } from './client';
 import { activityMetrics } from './activity-metrics';
 import { createRegistry } from '../metrics';
+import { createTtlCache } from '../ttl-cache';
+
+/** How long a worker reuses an MCP install it opened for a call (docs/mcp.md). */
+const MCP_INSTALL_CACHE_MS = 2_000;
 
 /** Bundles workflows/ once per process (webpack, a few seconds); every worker reuses the bundle. */
 let bundle: Promise<WorkflowBundleWithSourceMap> | undefined;
@@ -60,9 +64,12 @@ export async function createWorker(deps: Omit<ActivityDeps, 'callTool' | 'callMc
     loadInstall: (owner, profile, install) => loadInstallForRun(deps.db.models, deps.keyring, owner, profile, install),
   });
   const mcpCalls = createMcpSessionPool(mcpClientOptions(config));
+  // An install opened for a call is reused for a moment (a store read costs more than the call's own work): a change
+  // or an uninstall reaches calls within MCP_INSTALL_CACHE_MS.
+  const mcpInstalls = createTtlCache<Awaited<ReturnType<typeof mcpInstallForCall>>>(MCP_INSTALL_CACHE_MS, { maxEntries: 1_000, refreshAhead: true, keep: (found) => found !== null });
   const callMcpTool = createMcpToolCaller({
     calls: mcpCalls,
-    loadInstall: (owner, profile, name) => mcpInstallForCall(deps.db.models, deps.keyring, { owner, profile, name }),
+    loadInstall: (owner, profile, name) => mcpInstalls.get(`${owner}/${profile}/${name}`, () => mcpInstallForCall(deps.db.models, deps.keyring, { owner, profile, name })),
   });
   const templates = createTemplateSandbox({ timeoutMs: config.TEMPLATE_TIMEOUT_MS, maxPromptBytes: config.RUN_PROMPT_MAX_BYTES });
   const provider = createProviderFetch();
