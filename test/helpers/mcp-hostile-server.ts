@@ -46,6 +46,8 @@ export const TOOLS = {
   readOnly: 'read-only',
   destructive: 'destructive',
   idempotent: 'idempotent',
+  /** Idempotent; every other call dies mid-answer after it ran (the first of two, the third...). */
+  flakyIdempotent: 'flaky-idempotent',
   waitForCancel: 'wait-for-cancel',
   hangs: 'hangs',
   diesMidCall: 'dies-mid-call',
@@ -143,6 +145,13 @@ async function start(): Promise<HostileServer & { close(): Promise<void> }> {
   function rawTool(body: { id: number; params?: { name?: string } }, req: http.IncomingMessage, res: http.ServerResponse): boolean {
     const name = body.params?.name;
     switch (name) {
+      case TOOLS.flakyIdempotent:
+        // Every other call dies mid-answer (after the tool ran); the others are answered by the SDK's tool below.
+        if (bump(stats.calls, name) % 2 === 0) return false;
+        res.writeHead(200, { 'content-type': 'text/event-stream' });
+        res.write(': the tool ran, and the answer is lost\n\n');
+        setTimeout(() => req.socket.destroy(), 20);
+        return true;
       case TOOLS.diesMidCall:
         bump(stats.calls, name);
         res.writeHead(200, { 'content-type': 'text/event-stream' });
@@ -188,6 +197,9 @@ async function start(): Promise<HostileServer & { close(): Promise<void> }> {
     });
     mcp.registerTool(TOOLS.readOnly, { description: 'Reads', annotations: { readOnlyHint: true } }, async () => text('read'));
     mcp.registerTool(TOOLS.destructive, { description: 'Deletes', annotations: { readOnlyHint: false, destructiveHint: true } }, async () => text('deleted'));
+    mcp.registerTool(TOOLS.flakyIdempotent, { description: 'Sets, and loses every other answer', annotations: { destructiveHint: false, idempotentHint: true } }, async () =>
+      text(`set after ${stats.calls[TOOLS.flakyIdempotent]} calls`),
+    );
     mcp.registerTool(TOOLS.idempotent, { description: 'Sets', annotations: { destructiveHint: false, idempotentHint: true } }, async () => text(`set ${bump(stats.calls, TOOLS.idempotent)}`));
     const untilCancelled = (name: string) => async (extra: { signal: AbortSignal }) => {
       bump(stats.calls, name);

@@ -9,6 +9,8 @@ import { everythingServer } from '../helpers/mcp-everything';
 import { hostileServer, TOOLS } from '../helpers/mcp-hostile-server';
 import { runWorkflowId } from '../../src/temporal/ids';
 import { startWorkerProcess } from '../helpers/worker-process';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { seal } from '../../src/store/secrets';
 import { discoverTools } from '../../src/mcp/discover';
 import { mcpClientOptions } from '../../src/mcp/options';
@@ -42,6 +44,14 @@ async function installMcp(username: string, name: string, url: string, settings:
     approval: settings.approval ?? 'destructive',
     allowUpdate: true,
   });
+}
+
+/** One call of `tool` on the server, straight through the SDK (to set a counting tool's state). */
+async function callOnce(url: string, tool: string): Promise<void> {
+  const client = new Client({ name: 'test', version: '1' });
+  await client.connect(new StreamableHTTPClientTransport(new URL(url)));
+  await client.callTool({ name: tool, arguments: {} }).catch(() => undefined);
+  await client.close();
 }
 
 /** A URL sealed with the test stack's keyring, as an install stores it. */
@@ -152,6 +162,24 @@ describe('runs: tools from MCP servers installed in the profile', function () {
     expect(run.results.at(-1).lastMessage.content).to.match(/^final: ERROR: the call may or may not have run/);
     expect(hostile.stats.calls[TOOLS.diesMidCall]! - before, 'the tool ran once').to.equal(1);
     expect(msgs(run)).to.include(`tool result: h__${TOOLS.diesMidCall} (error)`);
+  });
+
+  it('makes a call that may have reached the server again when the tool says it is idempotent', async () => {
+    const { api, username } = await user();
+    const { fake } = getStack();
+    const hostile = await hostileServer();
+    await installMcp(username, 'h', hostile.url('/mcp'));
+    await createTask(api, 'default', 'flaky');
+    const before = hostile.stats.calls[TOOLS.flakyIdempotent] ?? 0;
+    // Odd calls lose their answer: start from one, so this run's first call is one of them.
+    if (before % 2 === 1) await callOnce(hostile.url('/mcp'), TOOLS.flakyIdempotent);
+    const first = hostile.stats.calls[TOOLS.flakyIdempotent] ?? 0;
+    fake.script([openaiToolCall([{ name: `h__${TOOLS.flakyIdempotent}`, arguments: {} }]), (req) => openaiText(`final: ${toolMessages(req)[0].content}`)]);
+    const run = await waitForRun(api, await trigger(api, 'flaky'));
+    expect(run.status, JSON.stringify(run.results)).to.equal('ready');
+    expect(run.results.at(-1).lastMessage.content).to.equal(`final: set after ${first + 2} calls`);
+    expect((hostile.stats.calls[TOOLS.flakyIdempotent] ?? 0) - first, 'sent twice: its first answer was lost').to.equal(2);
+    expect(msgs(run).some((m) => m.startsWith(`h__${TOOLS.flakyIdempotent}: failed:`)), JSON.stringify(msgs(run))).to.equal(true);
   });
 
   it('tries a server that refuses connections again with backoff, then tells the model it could not be reached', async () => {
