@@ -33,6 +33,8 @@ export interface OpenOptions {
   timeoutMs: number;
   /** The answer stream of a request no call watches (initialize, tools/list) broke: that request will get no answer. */
   onLost?(failure: McpTransportFailure): void;
+  /** Resumes this session (one a server keeps a task in, opened elsewhere): no initialize is sent. */
+  sessionId?: string;
 }
 
 const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
@@ -75,7 +77,7 @@ export class McpSession {
         },
       },
     });
-    const transport = new WatchingTransport(new URL(server.url), { fetch, requestInit: { headers: server.headers ?? {} } });
+    const transport = new WatchingTransport(new URL(server.url), { fetch, requestInit: { headers: server.headers ?? {} }, ...(open.sessionId ? { sessionId: open.sessionId } : {}) });
     const client = new Client(CLIENT_INFO, { capabilities: {} });
     // The SDK reports stray events here (a session stream that ended, a late answer); calls hear of their own failures.
     client.onerror = () => undefined;

@@ -6,7 +6,8 @@ import { createServletRuntime } from '../../activities/servlets';
 import { createTemplateSandbox } from '../../activities/template/sandbox';
 import { createProviderFetch } from '../../activities/providers/http';
 import { createToolCaller } from '../../activities/tool-call';
-import { createMcpToolCaller } from '../../activities/mcp-call';
+import { createMcpTaskSteps, createMcpToolCaller } from '../../activities/mcp-call';
+import { createMcpTasks } from '../mcp/tasks';
 import { createMcpSessionPool } from '../mcp/pool';
 import { mcpClientOptions } from '../mcp/options';
 import { mcpInstallForCall } from '../store/mcp-installs';
@@ -55,7 +56,7 @@ export interface RunningWorkerParts {
  * `.mcp` queue, up to WORKER_MAX_MCP_CALLS (they wait on the network). Makes sure the
  * reconciler's Schedule exists, and the retention Schedule exactly while RUN_RETENTION_DAYS is set.
  */
-export async function createWorker(deps: Omit<ActivityDeps, 'callTool' | 'callMcpTool' | 'templates' | 'temporal' | 'providerFetch'>): Promise<RunningWorkerParts> {
+export async function createWorker(deps: Omit<ActivityDeps, 'callTool' | 'callMcpTool' | 'mcpTasks' | 'templates' | 'temporal' | 'providerFetch'>): Promise<RunningWorkerParts> {
   const { config } = deps;
   installTemporalRuntime(deps.logger);
   const servlets = createServletRuntime({ config, logger: deps.logger });
@@ -67,10 +68,10 @@ export async function createWorker(deps: Omit<ActivityDeps, 'callTool' | 'callMc
   // An install opened for a call is reused for a moment (a store read costs more than the call's own work): a change
   // or an uninstall reaches calls within MCP_INSTALL_CACHE_MS.
   const mcpInstalls = createTtlCache<Awaited<ReturnType<typeof mcpInstallForCall>>>(MCP_INSTALL_CACHE_MS, { maxEntries: 1_000, refreshAhead: true, keep: (found) => found !== null });
-  const callMcpTool = createMcpToolCaller({
-    calls: mcpCalls,
-    loadInstall: (owner, profile, name) => mcpInstalls.get(`${owner}/${profile}/${name}`, () => mcpInstallForCall(deps.db.models, deps.keyring, { owner, profile, name })),
-  });
+  const loadMcpInstall = (owner: string, profile: string, name: string) =>
+    mcpInstalls.get(`${owner}/${profile}/${name}`, () => mcpInstallForCall(deps.db.models, deps.keyring, { owner, profile, name }));
+  const callMcpTool = createMcpToolCaller({ calls: mcpCalls, loadInstall: loadMcpInstall });
+  const mcpTasks = createMcpTaskSteps({ tasks: createMcpTasks(mcpClientOptions(config)), loadInstall: loadMcpInstall });
   const templates = createTemplateSandbox({ timeoutMs: config.TEMPLATE_TIMEOUT_MS, maxPromptBytes: config.RUN_PROMPT_MAX_BYTES });
   const provider = createProviderFetch();
   const temporal = await connectTemporal(config);
@@ -87,8 +88,8 @@ export async function createWorker(deps: Omit<ActivityDeps, 'callTool' | 'callMc
   try {
     await ensureReconcileSchedule(temporal, config);
     await ensureRetentionSchedule(temporal, config);
-    const activities = createActivities({ ...deps, callTool, callMcpTool, templates, temporal, providerFetch: provider.fetch });
-    const { callTool: toolActivity, callMcpTool: mcpActivity, ...rest } = activities;
+    const activities = createActivities({ ...deps, callTool, callMcpTool, mcpTasks, templates, temporal, providerFetch: provider.fetch });
+    const { callTool: toolActivity, callMcpTool: mcpActivity, startMcpTask, followMcpTask, mcpTaskResult, cancelMcpTask, ...rest } = activities;
     const metrics = createRegistry();
     const interceptors = { activity: [activityMetrics(metrics)] };
     const main = await Worker.create({
@@ -113,7 +114,7 @@ export async function createWorker(deps: Omit<ActivityDeps, 'callTool' | 'callMc
       connection,
       namespace: config.TEMPORAL_NAMESPACE,
       taskQueue: mcpTaskQueue(config.TEMPORAL_TASK_QUEUE),
-      activities: { callMcpTool: mcpActivity },
+      activities: { callMcpTool: mcpActivity, startMcpTask, followMcpTask, mcpTaskResult, cancelMcpTask },
       maxConcurrentActivityTaskExecutions: config.WORKER_MAX_MCP_CALLS,
       interceptors,
     });

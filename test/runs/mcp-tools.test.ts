@@ -248,6 +248,57 @@ describe('runs: tools from MCP servers installed in the profile', function () {
     }
   });
 
+  it('runs a task-required MCP tool as an MCP task, followed on timers, and gives the model its report', async () => {
+    const { api, username } = await user();
+    const { fake } = getStack();
+    await installMcp(username, 'ev', (await everythingServer()).url);
+    await createTask(api, 'default', 'research');
+    fake.script([openaiToolCall([{ name: 'ev__simulate-research-query', arguments: { topic: 'durable agents' } }]), (req) => openaiText(`final: ${toolMessages(req)[0].content}`)]);
+    const url = await trigger(api, 'research');
+    const run = await waitForRun(api, url, 60_000);
+    expect(run.status, JSON.stringify(run.results)).to.equal('ready');
+    expect(run.results.at(-1).lastMessage.content).to.match(/^final: .*durable agents/s);
+    // Started, followed by tasks/get between timers, its result read: activities on the MCP queue, none held while it worked.
+    const id = runWorkflowId({ owner: username, profile: 'default', task: 'research', run: url.split('/').at(-1)! });
+    const events = (await getStack().temporal.workflow.getHandle(id).fetchHistory()).events ?? [];
+    const activities = events.flatMap((e) => (e.activityTaskScheduledEventAttributes ? [e.activityTaskScheduledEventAttributes.activityType?.name] : []));
+    expect(activities.filter((a) => a === 'startMcpTask')).to.have.length(1);
+    expect(activities.filter((a) => a === 'followMcpTask').length).to.be.greaterThan(0);
+    expect(activities.filter((a) => a === 'mcpTaskResult')).to.have.length(1);
+    expect(events.filter((e) => e.timerStartedEventAttributes).length).to.be.greaterThan(0);
+  });
+
+  it('follows an MCP task to its end after the worker that started it is SIGKILLed', async function () {
+    this.timeout(120_000);
+    const { username, sessionId } = await signedIn();
+    const { fake, env } = getStack();
+    const queue = `mcp-task-killed-${crypto.randomBytes(4).toString('hex')}`;
+    const settings = { ...SETTINGS, TEMPORAL_TASK_QUEUE: queue };
+    const own = await startApi(settings);
+    const children: ChildProcess[] = [];
+    try {
+      const api = apiFor(sessionId, own.url);
+      await installMcp(username, 'ev', (await everythingServer()).url);
+      await createTask(api, 'default', 'research');
+      fake.script([openaiToolCall([{ name: 'ev__simulate-research-query', arguments: { topic: 'survivors' } }]), (req) => openaiText(`final: ${toolMessages(req)[0].content}`)]);
+      children.push(await startWorkerProcess({ ...env, ...settings }));
+      const url = await trigger(api, 'research');
+      const id = runWorkflowId({ owner: username, profile: 'default', task: 'research', run: url.split('/').at(-1)! });
+      const handle = getStack().temporal.workflow.getHandle(id);
+      // Kill once the task was started and the workflow waits on a poll timer.
+      await until('the task started', async () => ((await handle.fetchHistory()).events ?? []).some((e) => e.timerStartedEventAttributes));
+      children[0]!.kill('SIGKILL');
+      await new Promise((r) => children[0]!.once('exit', r));
+      children.push(await startWorkerProcess({ ...env, ...settings }));
+      const run = await waitForRun(api, url, 90_000);
+      expect(run.status, JSON.stringify(run.results)).to.equal('ready');
+      expect(run.results.at(-1).lastMessage.content).to.match(/^final: .*survivors/s);
+    } finally {
+      for (const c of children) if (c.exitCode === null) c.kill('SIGKILL');
+      await own.close();
+    }
+  });
+
   it('ends a run in error naming settings.tools when the profile offers OpenAI more tools than it accepts', async () => {
     const { api, username } = await user();
     const { fake } = getStack();
