@@ -2,6 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { LEVEL } from '../src/contract/constants';
 import type { CallToolResult, HeldEntry } from '../src/contract/types';
 import { McpCallFailed } from '../src/mcp/errors';
+import { createTtlCache } from '../src/ttl-cache';
 import type { McpCallOptions, McpSessionPool } from '../src/mcp/pool';
 import type { McpTaskRef, McpTaskState, McpTasks } from '../src/mcp/tasks';
 
@@ -193,4 +194,16 @@ export function createMcpTaskSteps(deps: {
       if (!('content' in where)) await deps.tasks.cancel(where, input.task);
     },
   };
+}
+
+/** How long a worker reuses an MCP install it opened for a call (docs/mcp.md). */
+export const MCP_INSTALL_CACHE_MS = 2_000;
+
+/**
+ * An install loader that reuses what it opened for MCP_INSTALL_CACHE_MS (a store read costs more than a call's own
+ * work): a change or an uninstall reaches calls within that bound. Shared by concurrent calls of an install.
+ */
+export function cachedInstallLoader(load: (owner: string, profile: string, install: string) => Promise<McpInstallForCall | null>) {
+  const installs = createTtlCache<McpInstallForCall | null>(MCP_INSTALL_CACHE_MS, { maxEntries: 1_000, refreshAhead: true, keep: (found) => found !== null });
+  return (owner: string, profile: string, install: string) => installs.get(`${owner}/${profile}/${install}`, () => load(owner, profile, install));
 }

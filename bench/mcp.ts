@@ -4,7 +4,8 @@
  * loopback and stops.
  *
  * 1. The activity body: `callMcpTool`'s work as the worker does it (`createMcpToolCaller` over
- *    `createMcpSessionPool`, the install read from the store and opened on every call, by `mcpInstallForCall`)
+ *    `createMcpSessionPool`, the install read from the store and opened by `mcpInstallForCall`, reused for 2 s by
+ *    `cachedInstallLoader` as in the worker)
  *    against the SDK's `Client` calling the same `echo` over one connected session, both warm, in alternating rounds;
  *    and the pool alone (`callTool` on the install's session, no store read), which splits what the body adds into
  *    the store read and the pool's own (network guard, capped transport, result checks).
@@ -23,7 +24,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { temporal } from '@temporalio/proto';
-import { createMcpToolCaller, type McpCallContext, type McpToolCallInput } from '../activities/mcp-call';
+import { cachedInstallLoader, createMcpToolCaller, type McpCallContext, type McpToolCallInput } from '../activities/mcp-call';
 import { loadConfig } from '../src/config';
 import type { CallToolResult } from '../src/contract/types';
 import { mcpClientOptions } from '../src/mcp/options';
@@ -322,7 +323,7 @@ async function activityBody(env: Record<string, string>, url: string): Promise<M
   const keyring = keyringFromConfig(config);
   const db = await connectDb(config.MONGO_URL);
   const pool = createMcpSessionPool(mcpClientOptions(config));
-  const call = createMcpToolCaller({ calls: pool, loadInstall: (owner, profile, name) => mcpInstallForCall(db.models, keyring, { owner, profile, name }) });
+  const call = createMcpToolCaller({ calls: pool, loadInstall: cachedInstallLoader((owner, profile, name) => mcpInstallForCall(db.models, keyring, { owner, profile, name })) });
   const client = new Client({ name: 'ptr-bench', version: '0.0.0' });
   const controller = new AbortController();
   // What the activity gives the body: its signal, a heartbeat (here nothing), and `sending` (a heartbeat there).

@@ -6,7 +6,7 @@ import { createServletRuntime } from '../../activities/servlets';
 import { createTemplateSandbox } from '../../activities/template/sandbox';
 import { createProviderFetch } from '../../activities/providers/http';
 import { createToolCaller } from '../../activities/tool-call';
-import { createMcpTaskSteps, createMcpToolCaller } from '../../activities/mcp-call';
+import { cachedInstallLoader, createMcpTaskSteps, createMcpToolCaller } from '../../activities/mcp-call';
 import { createMcpTasks } from '../mcp/tasks';
 import { createMcpSessionPool } from '../mcp/pool';
 import { mcpClientOptions } from '../mcp/options';
@@ -19,10 +19,7 @@ import { installTemporalRuntime } from './runtime';
 import { connectTemporal } from './client';
 import { activityMetrics } from './activity-metrics';
 import { createRegistry } from '../metrics';
-import { createTtlCache } from '../ttl-cache';
 
-/** How long a worker reuses an MCP install it opened for a call (docs/mcp.md). */
-const MCP_INSTALL_CACHE_MS = 2_000;
 
 /** Bundles workflows/ once per process (webpack, a few seconds); every worker reuses the bundle. */
 let bundle: Promise<WorkflowBundleWithSourceMap> | undefined;
@@ -65,11 +62,8 @@ export async function createWorker(deps: Omit<ActivityDeps, 'callTool' | 'callMc
     loadInstall: (owner, profile, install) => loadInstallForRun(deps.db.models, deps.keyring, owner, profile, install),
   });
   const mcpCalls = createMcpSessionPool(mcpClientOptions(config));
-  // An install opened for a call is reused for a moment (a store read costs more than the call's own work): a change
-  // or an uninstall reaches calls within MCP_INSTALL_CACHE_MS.
-  const mcpInstalls = createTtlCache<Awaited<ReturnType<typeof mcpInstallForCall>>>(MCP_INSTALL_CACHE_MS, { maxEntries: 1_000, refreshAhead: true, keep: (found) => found !== null });
-  const loadMcpInstall = (owner: string, profile: string, name: string) =>
-    mcpInstalls.get(`${owner}/${profile}/${name}`, () => mcpInstallForCall(deps.db.models, deps.keyring, { owner, profile, name }));
+  // An install opened for a call is reused for a moment (a store read costs more than the call's own work).
+  const loadMcpInstall = cachedInstallLoader((owner, profile, name) => mcpInstallForCall(deps.db.models, deps.keyring, { owner, profile, name }));
   const callMcpTool = createMcpToolCaller({ calls: mcpCalls, loadInstall: loadMcpInstall });
   const mcpTasks = createMcpTaskSteps({ tasks: createMcpTasks(mcpClientOptions(config)), loadInstall: loadMcpInstall });
   const templates = createTemplateSandbox({ timeoutMs: config.TEMPLATE_TIMEOUT_MS, maxPromptBytes: config.RUN_PROMPT_MAX_BYTES });
