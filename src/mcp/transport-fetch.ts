@@ -1,7 +1,7 @@
 import { setMaxListeners } from 'node:events';
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { Dispatcher } from 'undici';
-import { guardedRequest } from '../net/guarded-request';
+import { guardedRequest, headerValue, responseHeaders } from '../net/guarded-request';
 import type { NetworkPolicy } from '../net/network-policy';
 import { McpTransportFailure } from './errors';
 import { displayUrl, checkMcpUrl } from './policy';
@@ -179,23 +179,4 @@ function errorCode(err: unknown): string | undefined {
     if (typeof code === 'string' && code !== 'UND_ERR_SOCKET' && code !== 'UND_ERR') return code;
   }
   return undefined;
-}
-
-function headerValue(headers: Record<string, string | string[] | undefined>, name: string): string | undefined {
-  const value = headers[name];
-  return Array.isArray(value) ? value[0] : value;
-}
-
-function responseHeaders(raw: Record<string, string | string[] | undefined>): Headers {
-  const headers = new Headers();
-  for (const [name, value] of Object.entries(raw)) {
-    for (const v of Array.isArray(value) ? value : value === undefined ? [] : [value]) {
-      try {
-        headers.append(name, v);
-      } catch {
-        // a header the Fetch API cannot carry is dropped rather than failing the answer
-      }
-    }
-  }
-  return headers;
 }

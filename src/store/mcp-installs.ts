@@ -1,8 +1,8 @@
 import { badRequest, conflict, notFound } from '../errors';
 import { displayUrl, type McpCallTarget, type McpDiscovery, type McpToolDescription } from '../mcp';
-import { isDuplicateKey } from './connect';
 import { escapeKeys, unescapeKeys } from './document-keys';
 import { markInstallsChanged } from './install-changes';
+import { writeInstall } from './install-writes';
 import type { InstallBase } from './installations';
 import type { McpServerDoc, Models } from './models';
 import { getProfile } from './profiles';
@@ -231,21 +231,7 @@ export async function installMcp(models: Models, keyring: Keyring, input: McpIns
     approval: input.approval,
     modified_at: now,
   };
-  let created = false;
-  if (await models.Installation.exists(ref)) {
-    if (!input.allowUpdate) throw installTaken(ref);
-    await models.Installation.updateOne(ref, { $set: set });
-  } else {
-    try {
-      await models.Installation.create({ ...ref, ...set, created_at: now });
-      created = true;
-    } catch (err) {
-      if (!isDuplicateKey(err)) throw err;
-      if (!input.allowUpdate) throw installTaken(ref);
-      await models.Installation.updateOne(ref, { $set: set });
-    }
-  }
-  await markInstallsChanged(models, [ref]);
+  const created = await writeInstall(models, ref, set, { allowUpdate: input.allowUpdate, taken: () => installTaken(ref), now });
   const install = await findMcpInstall(models, ref);
   if (!install) throw notFound(`install "${ref.name}"`);
   return { install, created };
