@@ -11,7 +11,8 @@ import path from 'node:path';
 import { temporal } from '@temporalio/proto';
 import { expect } from 'chai';
 import { getStack } from '../helpers/stack';
-import { signedIn, type Api } from '../helpers/api';
+import { api as apiFor, signedIn, startApi, type Api } from '../helpers/api';
+import { everythingServer } from '../helpers/mcp-everything';
 import { openaiText, openaiToolCall, providerError } from '../helpers/fake-provider';
 import { installServlet } from '../helpers/servlets';
 import { createTask, postSigned, signedUrl, until, waitForRun } from '../helpers/runs';
@@ -124,6 +125,33 @@ describe('recording workflow histories for the replay test', function () {
     });
     await save('scheduled', action);
     expect((await api.request('DELETE', '/api/tasks/~/default/replay/schedules/nightly')).status).to.equal(204);
+  });
+
+  it('an MCP tool call and an MCP task (a worker and an API of their own, let through to loopback)', async function () {
+    this.timeout(120_000);
+    const settings = { MCP_ALLOWLIST: '127.0.0.1', TEMPORAL_TASK_QUEUE: `replay-mcp-${Date.now()}` };
+    const worker = await getStack().startWorker(settings);
+    const server = await startApi(settings);
+    try {
+      const { username: owner, sessionId } = await signedIn();
+      const mcpApi = apiFor(sessionId, server.url);
+      const installed = await mcpApi.post('/api/profiles/~/default/installations', { name: 'ev', mcp: { url: (await everythingServer()).url } });
+      expect(installed.status, installed.text).to.equal(201);
+      await createTask(mcpApi, 'default', 'mcp');
+      getStack().fake.script([
+        openaiToolCall([{ name: 'ev__echo', arguments: { message: 'hi' } }]),
+        openaiToolCall([{ name: 'ev__simulate-research-query', arguments: { topic: 'replays' } }]),
+        openaiText('done'),
+      ]);
+      const res = await postSigned(await signedUrl(mcpApi, 'default', 'mcp'), { text: 'mcp' }, { 'run-id': 'mcp' });
+      expect(res.status, res.text).to.equal(201);
+      const run = await waitForRun(mcpApi, res.body.url, 60_000);
+      expect(run.status, JSON.stringify(run.results)).to.equal('ready');
+      await save('mcp', runWorkflowId({ owner, profile: 'default', task: 'mcp', run: 'mcp' }));
+    } finally {
+      await server.close();
+      await worker.stop();
+    }
   });
 
   it('a token budget passed', async () => {

@@ -126,6 +126,25 @@ describe('runs: tools from MCP servers installed in the profile', function () {
     expect(msgs(run).indexOf(progress[0]!)).to.be.lessThan(msgs(run).indexOf('tool result: ev__trigger-long-running-operation'));
   });
 
+  it('adds an MCP call\'s progress and the server\'s log messages for it to the run\'s log, at their levels, before its result', async () => {
+    const { api, username } = await user();
+    const { fake } = getStack();
+    await installMcp(username, 'h', (await hostileServer()).url('/mcp'), { approval: 'none' });
+    await createTask(api, 'default', 'said');
+    fake.script([openaiToolCall([{ name: `h__${TOOLS.progress}`, arguments: {} }]), openaiText('done')]);
+    const run = await waitForRun(api, await trigger(api, 'said'));
+    expect(run.status, JSON.stringify(run.results)).to.equal('ready');
+    const said = run.results.filter((e: any) => e.msg.startsWith(`h__${TOOLS.progress}: `)).map((e: any) => [e.msg.slice(`h__${TOOLS.progress}: `.length), e.level]);
+    expect(said, JSON.stringify(said)).to.deep.include.members([
+      ['progress 1/3: step 1', 30],
+      ['progress 3/3: step 3', 30],
+      ['hostile: working on step 1', 30],
+      ['hostile: working on step 3', 40],
+    ]);
+    const at = (msg: string) => msgs(run).indexOf(msg);
+    expect(at(`h__${TOOLS.progress}: hostile: working on step 3`)).to.be.lessThan(at(`tool result: h__${TOOLS.progress}`));
+  });
+
   it('waits for a person\'s decision before a tool MCP\'s annotations call destructive, and not before a read-only one', async () => {
     const { api, username } = await user();
     const { fake } = getStack();
