@@ -205,7 +205,7 @@ function verifyJwt(jwt: string, publicKeyPem: string, clientId: string, issuer: 
   const key = crypto.createPublicKey(publicKeyPem);
   const hash = header.alg === 'EdDSA' ? null : `sha${header.alg?.slice(2) ?? '256'}`;
   const ok = crypto.verify(hash, Buffer.from(`${head}.${payload}`), header.alg?.startsWith('ES') ? { key, dsaEncoding: 'ieee-p1363' } : key, Buffer.from(signature, 'base64url'));
-  return ok && claims.iss === clientId && claims.sub === clientId && (claims.aud === issuer || claims.aud === `${issuer}/token`) && typeof claims.exp === 'number' && claims.exp * 1000 > Date.now() && typeof claims.jti === 'string';
+  return ok && claims.iss === clientId && claims.sub === clientId && (claims.aud === issuer || claims.aud?.split('?')[0] === `${issuer}/token`) && typeof claims.exp === 'number' && claims.exp * 1000 > Date.now() && typeof claims.jti === 'string';
 }
 
 function readBody(req: http.IncomingMessage): Promise<string> {

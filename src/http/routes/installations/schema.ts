@@ -164,7 +164,7 @@ const mcpOAuth = z
     const key = oauth.private_key !== undefined && oauth.private_key !== null;
     if (!secret && !key) ctx.addIssue({ code: 'custom', path: ['client_secret'], message: 'required (or private_key, for private_key_jwt)' });
     if (secret && key) ctx.addIssue({ code: 'custom', path: ['private_key'], message: 'give client_secret or private_key, not both' });
-    if (key) {
+    else if (key) {
       const problem = privateKeyProblem(oauth.private_key!);
       if (problem) ctx.addIssue({ code: 'custom', path: ['private_key'], message: problem });
     }
