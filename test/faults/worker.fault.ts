@@ -60,10 +60,11 @@ describe('faults: the worker dies', () => {
     expect((await trigger(openai, 'tool:bulk__bulk w-bulk', 'w-bulk')).status).to.equal(201);
     expect((await trigger(openai, 'tool:oa__whoami w-oauth', 'w-oauth')).status).to.equal(201);
     const before = await expectAllEndOnce(runsOf('worker'));
+    expect(oauth.stats.calls, 'the MCP call made with the OAuth token').to.equal(1);
     for (const [id, run] of before) {
       const answer = run.results.at(-1).lastMessage.content as string;
       if (id.endsWith('/w-bulk')) expect(answer.length, 'the stored tool result, resolved').to.be.greaterThan(100 * 1024);
-      else if (id.endsWith('/w-oauth')) expect(answer, 'the MCP call made with the OAuth token').to.equal('tool said: client fault-oauth');
+      else if (id.endsWith('/w-oauth')) expect(answer).to.match(/^tool said: /);
       else expect(answer).to.match(/^tool said: Hi, w-greet-\d!$/);
     }
 
