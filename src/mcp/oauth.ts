@@ -114,19 +114,24 @@ export function createOAuthFetch(fetch: FetchLike, serverUrl: string, oauth: Mcp
     return s;
   };
 
+  /**
+   * One token request at a time per install: concurrent requests wait for the same one. It is not ended by one
+   * caller's signal (the others still want the token), only by MCP_CONNECT_TIMEOUT_MS per request; a caller whose
+   * signal aborts stops waiting.
+   */
   async function obtain(signal: AbortSignal | undefined, challenge: string | null): Promise<string> {
     const s = state();
     s.pending ??= (async () => {
       try {
-        s.endpoint ??= oauth.tokenUrl ? { url: oauth.tokenUrl } : await discoverEndpoint(serverUrl, challenge, options, signal);
-        const got = await requestToken(serverUrl, oauth, s.endpoint, options, signal);
+        s.endpoint ??= oauth.tokenUrl ? { url: oauth.tokenUrl } : await discoverEndpoint(serverUrl, challenge, options, undefined);
+        const got = await requestToken(serverUrl, oauth, s.endpoint, options, undefined);
         s.token = got;
         return got.value;
       } finally {
         s.pending = undefined;
       }
     })();
-    return s.pending;
+    return untilAborted(s.pending, signal);
   }
 
   const current = (): string | undefined => {
@@ -147,6 +152,16 @@ export function createOAuthFetch(fetch: FetchLike, serverUrl: string, oauth: Mcp
     const fresh = current() ?? (await obtain(init.signal ?? undefined, challenge));
     return fetch(input, withBearer(init, fresh));
   };
+}
+
+function untilAborted<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (!signal) return promise;
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
 }
 
 function withBearer(init: RequestInit, token: string | undefined): RequestInit {

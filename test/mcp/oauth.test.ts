@@ -116,6 +116,12 @@ describe('MCP OAuth client credentials', function () {
     expect(issued(oauth)).to.equal(1);
   });
 
+  it('asks for one token when many requests need one at once', async () => {
+    const oauth = secretClient({ tokenUrl: servers.tokenUrl });
+    await Promise.all(Array.from({ length: 5 }, (_, i) => pool.callTool({ key: `together-${i}`, url: servers.mcpUrl, oauth }, { name: 'whoami' })));
+    expect(issued(oauth)).to.equal(1);
+  });
+
   it('fetches a new token once the last one expired', async () => {
     servers.expiresIn = 1;
     const oauth = secretClient();
