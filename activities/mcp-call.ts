@@ -5,6 +5,7 @@ import { McpCallFailed } from '../src/mcp/errors';
 import { createTtlCache } from '../src/ttl-cache';
 import type { McpCallOptions, McpSessionPool } from '../src/mcp/pool';
 import type { McpTaskRef, McpTaskState, McpTasks } from '../src/mcp/tasks';
+import type { McpOAuthClient } from '../src/mcp/oauth';
 
 /** One MCP tool call of a run, as the workflow asks for it (docs/mcp.md). */
 export interface McpToolCallInput {
@@ -38,6 +39,8 @@ export interface McpCallContext {
 export interface McpInstallForCall {
   url: string;
   headers: Record<string, string>;
+  /** OAuth client credentials (docs/mcp.md): a token is got, cached and sent with every request. */
+  oauth?: McpOAuthClient;
   offers(tool: string): boolean;
 }
 
@@ -69,7 +72,7 @@ export function createMcpToolCaller(deps: {
     if (context.mayHaveRun && !input.idempotent) {
       return report(errorResult('the call may or may not have run: the worker running it was lost, and the tool does not say it may be called again'));
     }
-    const server = { key: `${input.owner}/${input.profile}/${input.install}`, url: install.url, headers: install.headers };
+    const server = { key: `${input.owner}/${input.profile}/${input.install}`, url: install.url, headers: install.headers, ...(install.oauth ? { oauth: install.oauth } : {}) };
     const watch: McpCallOptions = {
       signal: context.signal,
       onProgress: (progress, total, message) => {
@@ -149,7 +152,7 @@ export function createMcpTaskSteps(deps: {
     const install = await deps.loadInstall(input.owner, input.profile, input.install);
     if (!install) return errorResult(`"${input.install}" is no longer installed in profile "${input.profile}"`);
     if (!install.offers(input.tool)) return errorResult(`"${input.install}" no longer offers the tool "${input.tool}"`);
-    return { url: install.url, headers: install.headers };
+    return { url: install.url, headers: install.headers, ...(install.oauth ? { oauth: install.oauth } : {}) };
   };
   const lost = (err: McpCallFailed) => errorResult(`the task's result is lost: ${err.message}`);
   return {

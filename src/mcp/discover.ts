@@ -1,6 +1,7 @@
 import { setMaxListeners } from 'node:events';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import { classify, McpTransportFailure, McpUnreachable, redactor } from './errors';
+import { oauthOf, oauthSecrets } from './oauth';
 import { displayUrl } from './policy';
 import { McpSession, type McpClientOptions, type McpServerRef } from './session';
 
@@ -34,7 +35,6 @@ const CLOSE_GRACE_MS = 1_000;
  * guard) and whose message never holds a header value.
  */
 export async function discoverTools(server: McpServerRef, options: McpClientOptions): Promise<McpDiscovery> {
-  const redact = redactor(server.headers);
   const deadline = new AbortController();
   // The SDK adds a listener per request (each page) and never removes it; the signal dies with the discovery.
   setMaxListeners(MAX_PAGES + 10, deadline.signal);
@@ -70,6 +70,8 @@ export async function discoverTools(server: McpServerRef, options: McpClientOpti
   } catch (err) {
     const cause = deadline.signal.aborted ? deadline.signal.reason : err;
     const { reason, message } = classify(cause, { inSession: false });
+    // Built now: the token obtained meanwhile is redacted too.
+    const redact = redactor({ ...server.headers, ...oauthSecrets(server.url, oauthOf(server)) });
     throw new McpUnreachable(reason, redact(`the MCP server at ${displayUrl(server.url)} cannot be used: ${message}`));
   } finally {
     clearTimeout(timer);

@@ -15,6 +15,7 @@ import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamable
  * - `server_error`: the server answered the request with a JSON-RPC error
  * - `cancelled`: the caller aborted
  * - `bad_headers`: a header name or value HTTP cannot carry (never sent)
+ * - `oauth`: no OAuth token could be obtained for the server (mcp.oauth; nothing was sent to the server with it)
  */
 export type McpFailureReason =
   | 'guard'
@@ -31,7 +32,8 @@ export type McpFailureReason =
   | 'session_expired'
   | 'server_error'
   | 'cancelled'
-  | 'bad_headers';
+  | 'bad_headers'
+  | 'oauth';
 
 /** What the transport's fetch and the session layer throw; callers see it as McpUnreachable or McpCallFailed. */
 export class McpTransportFailure extends Error {

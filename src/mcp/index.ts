@@ -9,3 +9,4 @@ export { checkMcpUrl, displayUrl, mcpNetworkPolicy } from './policy';
 export { createMcpSessionPool, type McpCallOptions, type McpCallTarget, type McpSessionPool, type McpToolCall } from './pool';
 export { toCallToolResult } from './results';
 export type { McpClientOptions, McpServerRef } from './session';
+export { headersWithOAuth, oauthOf, type McpOAuthClient } from './oauth';

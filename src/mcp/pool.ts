@@ -3,6 +3,7 @@ import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { LRUCache } from 'lru-cache';
 import type { CallToolResult } from '../contract/types';
 import { classify, McpCallFailed, McpTransportFailure, redactor, type McpFailureReason } from './errors';
+import { oauthOf, oauthSecrets } from './oauth';
 import { displayUrl } from './policy';
 import { toCallToolResult } from './results';
 import { McpSession, type McpClientOptions, type McpServerRef } from './session';
@@ -43,7 +44,7 @@ export const LOG_TEXT_MAX_CHARS = 4_096;
 /** How long ending a session waits for the server's answer to DELETE. */
 const CLOSE_GRACE_MS = 1_000;
 /** After these a session is not trusted again: the next call opens a new one. */
-const SESSION_FAILURES = new Set<McpFailureReason>(['session_expired', 'lost', 'not_mcp', 'refused', 'dns', 'tls', 'guard', 'unauthorized', 'forbidden', 'bad_headers']);
+const SESSION_FAILURES = new Set<McpFailureReason>(['session_expired', 'lost', 'not_mcp', 'refused', 'dns', 'tls', 'guard', 'unauthorized', 'forbidden', 'bad_headers', 'oauth']);
 
 interface Entry {
   fingerprint: string;
@@ -189,7 +190,7 @@ export function createMcpSessionPool(options: McpClientOptions & { maxSessions?:
         return await attempt(target, call, callOptions, true);
       } catch (err) {
         if (!(err instanceof McpCallFailed)) throw err;
-        const redact = redactor(target.headers);
+        const redact = redactor({ ...target.headers, ...oauthSecrets(target.url, oauthOf(target)) });
         throw new McpCallFailed(err.reason, err.reachedServer, redact(`the call of ${call.name} failed: ${err.message}`));
       }
     },
@@ -218,10 +219,12 @@ function untilAborted(opening: Promise<McpSession>, signal: AbortSignal | undefi
   });
 }
 
-/** The same install, URL and headers: the same session. Header values enter only this hash. */
+/** The same install, URL, headers and OAuth client: the same session. Header values and client secrets enter only this hash. */
 function fingerprintOf(target: McpCallTarget): string {
   const headers = Object.entries(target.headers ?? {}).sort(([a], [b]) => a.localeCompare(b));
-  return crypto.createHash('sha256').update(JSON.stringify([target.url, headers])).digest('base64url');
+  const oauth = oauthOf(target);
+  const client = oauth ? [oauth.tokenUrl ?? null, oauth.clientId, oauth.clientSecret ?? null, oauth.scope ?? null, oauth.privateKey ?? null] : null;
+  return crypto.createHash('sha256').update(JSON.stringify([target.url, headers, client])).digest('base64url');
 }
 
 function deliverLog(params: unknown, onLog: McpCallOptions['onLog']): void {

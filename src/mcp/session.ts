@@ -5,12 +5,18 @@ import type { TransportSendOptions } from '@modelcontextprotocol/sdk/shared/tran
 import type { Dispatcher } from 'undici';
 import type { NetworkPolicy } from '../net/network-policy';
 import { McpTransportFailure } from './errors';
+import { createOAuthFetch, oauthOf, type McpOAuthClient } from './oauth';
 import { createMcpFetch } from './transport-fetch';
 
-/** Where an MCP server is, and the headers it is sent (their values are secrets: never in a message or a log). */
+/**
+ * Where an MCP server is, the headers it is sent, and the OAuth client that gets its tokens (header values, the client's
+ * secrets and its tokens are secrets: never in a message or a log). The OAuth client may also come attached to the
+ * headers (oauth.ts headersWithOAuth).
+ */
 export interface McpServerRef {
   url: string;
   headers?: Record<string, string>;
+  oauth?: McpOAuthClient;
 }
 
 /** What every MCP connection of a process shares (mcpClientOptions builds it from the configuration). */
@@ -62,7 +68,7 @@ export class McpSession {
     if (badHeader) throw new McpTransportFailure('bad_headers', false, `the header ${HEADER_NAME.test(badHeader[0]) ? badHeader[0] : '(a bad name)'} cannot be sent: a name is letters, digits and !#$%&'*+-.^_\`|~, a value has no control characters`);
     const watchers = new WeakMap<object, CallWatcher>();
     const byRequestId = new Map<string | number, CallWatcher>();
-    const fetch = createMcpFetch({
+    const guarded = createMcpFetch({
       policy: options.policy,
       dispatcher: options.dispatcher,
       maxResponseBytes: options.maxResponseBytes,
@@ -77,7 +83,10 @@ export class McpSession {
         },
       },
     });
-    const transport = new WatchingTransport(new URL(server.url), { fetch, requestInit: { headers: server.headers ?? {} }, ...(open.sessionId ? { sessionId: open.sessionId } : {}) });
+    const oauth = oauthOf(server);
+    // Every request (initialize, calls, the session's stream, DELETE) with the OAuth token, when the install has a client.
+    const fetch = oauth ? createOAuthFetch(guarded, server.url, oauth, options) : guarded;
+    const transport = new WatchingTransport(new URL(server.url), { fetch, requestInit: { headers: { ...(server.headers ?? {}) } }, ...(open.sessionId ? { sessionId: open.sessionId } : {}) });
     const client = new Client(CLIENT_INFO, { capabilities: {} });
     // The SDK reports stray events here (a session stream that ended, a late answer); calls hear of their own failures.
     client.onerror = () => undefined;

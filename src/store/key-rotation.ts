@@ -4,8 +4,8 @@ import { open, seal, type Keyring, type SealedSecret } from './secrets';
 
 /**
  * Re-encrypts every stored secret under the current master key: task keys (tasks and task_versions), tasks' webhook
- * secrets (tasks.webhook.secret), servlet install configuration (installations.config) and MCP installs' URLs and header
- * values (installations.mcp.url_sealed, installations.mcp.headers). Old ciphertexts are read
+ * secrets (tasks.webhook.secret), servlet install configuration (installations.config) and MCP installs' URLs, header
+ * values and OAuth client secrets (installations.mcp.url_sealed, installations.mcp.headers, installations.mcp.oauth.secret). Old ciphertexts are read
  * with the retired keys. Each document is rewritten only if its ciphertext is still the one read, so a concurrent
  * save (already under the current key) is never overwritten with older data. Safe to run again: what is already
  * current is only counted.
@@ -30,6 +30,7 @@ const TARGETS: Array<{ collection: string; model: (m: Models) => Model<any>; fie
   // MCP installs (store/mcp-installs.ts): the whole URL, and the header values.
   { collection: 'installations.mcp.url', model: (m) => m.Installation, field: 'mcp.url_sealed' },
   { collection: 'installations.mcp.headers', model: (m) => m.Installation, field: 'mcp.headers' },
+  { collection: 'installations.mcp.oauth', model: (m) => m.Installation, field: 'mcp.oauth.secret' },
 ];
 
 export async function rotateSecrets(models: Models, keyring: Keyring, options: { dryRun?: boolean } = {}): Promise<RotationCount[]> {

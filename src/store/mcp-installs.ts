@@ -1,5 +1,5 @@
 import { badRequest, conflict, notFound } from '../errors';
-import { displayUrl, type McpCallTarget, type McpDiscovery, type McpToolDescription } from '../mcp';
+import { displayUrl, type McpCallTarget, type McpDiscovery, type McpOAuthClient, type McpToolDescription } from '../mcp';
 import { escapeKeys, unescapeKeys } from './document-keys';
 import { markInstallsChanged } from './install-changes';
 import { writeInstall } from './install-writes';
@@ -28,9 +28,20 @@ export type McpListing = McpDiscovery;
 export type McpApproval = '*' | 'none' | 'destructive' | string[];
 export const DEFAULT_MCP_APPROVAL: McpApproval = 'destructive';
 
-export type McpServerRecord = Omit<McpServerDoc, 'url_sealed' | 'headers' | 'tools' | 'server'> & {
+/** An install's OAuth client as stored: what is shown, and its secrets sealed (`{ token_url?, client_secret?, private_key? }`). */
+export interface McpOAuthRecord {
+  token_url: string | null;
+  client_id: string;
+  scope: string | null;
+  auth: 'client_secret' | 'private_key';
+  secret: SealedSecret;
+}
+
+export type McpServerRecord = Omit<McpServerDoc, 'url_sealed' | 'headers' | 'tools' | 'server' | 'oauth'> & {
   url_sealed: SealedSecret;
   headers: SealedSecret | null;
+  /** Absent on installs stored before OAuth. */
+  oauth?: McpOAuthRecord | null;
   tools: McpToolRecord[];
   server: Pick<McpListing, 'serverInfo' | 'protocolVersion'> | null;
 };
@@ -128,13 +139,26 @@ export function mcpToolNeedsApproval(install: Pick<McpInstallRecord, 'mcp' | 'ap
  */
 export type McpConnection = McpCallTarget & { headers: Record<string, string> };
 
-/** Opens an MCP install's URL and headers (for a call, or to list its tools again). */
+/** Opens an MCP install's URL, headers and OAuth client (for a call, or to list its tools again). */
 export function openMcpConnection(keyring: Keyring, install: Pick<McpInstallRecord, '_id' | 'mcp'>): McpConnection {
-  const sealedAs = sha256(`${install.mcp.url_sealed.data}\n${install.mcp.headers?.data ?? ''}`).slice(0, 16);
+  const oauth = install.mcp.oauth ?? null;
+  const sealedAs = sha256(`${install.mcp.url_sealed.data}\n${install.mcp.headers?.data ?? ''}\n${oauth?.secret.data ?? ''}`).slice(0, 16);
   return {
     key: `${String(install._id)}:${sealedAs}`,
     url: open(keyring, install.mcp.url_sealed),
     headers: install.mcp.headers ? openJson<Record<string, string>>(keyring, install.mcp.headers) : {},
+    ...(oauth ? { oauth: openOAuth(keyring, oauth) } : {}),
+  };
+}
+
+function openOAuth(keyring: Keyring, oauth: McpOAuthRecord): McpOAuthClient {
+  const secret = openJson<{ token_url?: string; client_secret?: string; private_key?: string }>(keyring, oauth.secret);
+  return {
+    clientId: oauth.client_id,
+    ...(secret.token_url ? { tokenUrl: secret.token_url } : {}),
+    ...(secret.client_secret ? { clientSecret: secret.client_secret } : {}),
+    ...(secret.private_key ? { privateKey: secret.private_key } : {}),
+    ...(oauth.scope ? { scope: oauth.scope } : {}),
   };
 }
 
@@ -172,17 +196,23 @@ export async function loadMcpInstallForCall(models: Models, keyring: Keyring, re
  * and whether it still offers a tool (settings.tools applied); null when it is gone. Read from the store on every call,
  * so a call sees the install as it is now. The worker's, and the bench's (bench/mcp.ts).
  */
-export async function mcpInstallForCall(models: Models, keyring: Keyring, ref: McpInstallRef): Promise<{ url: string; headers: Record<string, string>; offers(tool: string): boolean } | null> {
+export async function mcpInstallForCall(
+  models: Models,
+  keyring: Keyring,
+  ref: McpInstallRef,
+): Promise<{ url: string; headers: Record<string, string>; oauth?: McpOAuthClient; offers(tool: string): boolean } | null> {
   const found = await loadMcpInstallForCall(models, keyring, ref);
   if (!found) return null;
   const offered = new Set(offeredMcpTools(found.install).map((t) => t.name));
-  return { url: found.url, headers: found.headers, offers: (tool) => offered.has(tool) };
+  return { url: found.url, headers: found.headers, ...(found.oauth ? { oauth: found.oauth } : {}), offers: (tool) => offered.has(tool) };
 }
 
 export interface McpInstallInput extends McpInstallRef {
   /** The whole URL as given: sealed; shown without user info, query or fragment. */
   url: URL;
   headers: Record<string, string>;
+  /** OAuth client credentials, or null: sealed, shown without their secrets. */
+  oauth?: McpOAuthClient | null;
   listing: McpListing;
   allowedTools: string[] | null;
   approval: McpApproval;
@@ -190,7 +220,19 @@ export interface McpInstallInput extends McpInstallRef {
   allowUpdate: boolean;
 }
 
-const storedServer = (keyring: Keyring, url: URL, headers: Record<string, string>, listing: McpListing, now: Date) => {
+const storedOAuth = (keyring: Keyring, oauth: McpOAuthClient): McpOAuthRecord => ({
+  token_url: oauth.tokenUrl ? displayUrl(oauth.tokenUrl) : null,
+  client_id: oauth.clientId,
+  scope: oauth.scope ?? null,
+  auth: oauth.privateKey ? 'private_key' : 'client_secret',
+  secret: sealJson(keyring, {
+    ...(oauth.tokenUrl ? { token_url: oauth.tokenUrl } : {}),
+    ...(oauth.clientSecret ? { client_secret: oauth.clientSecret } : {}),
+    ...(oauth.privateKey ? { private_key: oauth.privateKey } : {}),
+  }),
+});
+
+const storedServer = (keyring: Keyring, url: URL, headers: Record<string, string>, oauth: McpOAuthClient | null, listing: McpListing, now: Date) => {
   const whole = new URL(url);
   whole.hash = '';
   return {
@@ -198,6 +240,7 @@ const storedServer = (keyring: Keyring, url: URL, headers: Record<string, string
     url_sealed: seal(keyring, whole.toString()),
     header_names: Object.keys(headers),
     headers: Object.keys(headers).length > 0 ? sealJson(keyring, headers) : null,
+    oauth: oauth ? storedOAuth(keyring, oauth) : null,
     tools: escapeKeys(listing.tools) as unknown[],
     server: escapeKeys({ serverInfo: listing.serverInfo, protocolVersion: listing.protocolVersion }),
     listed_at: now,
@@ -226,7 +269,7 @@ export async function installMcp(models: Models, keyring: Keyring, input: McpIns
     servlet_name: null,
     config: null,
     domains: null,
-    mcp: storedServer(keyring, input.url, input.headers, input.listing, now),
+    mcp: storedServer(keyring, input.url, input.headers, input.oauth ?? null, input.listing, now),
     allowed_tools: input.allowedTools,
     approval: input.approval,
     modified_at: now,

@@ -288,6 +288,23 @@ const mcpServer = new Schema(
     header_names: { type: [String], default: [] },
     /** `{ <name>: <value> }` sealed, or null when there are none. */
     headers: { type: sealed, default: null },
+    /**
+     * OAuth client credentials (docs/mcp.md), or null: what is shown (`token_url` without its secret parts, `client_id`,
+     * `scope`, `auth`) and `secret`, sealed JSON `{ token_url?, client_secret?, private_key? }`.
+     */
+    oauth: {
+      type: new Schema(
+        {
+          token_url: { type: String, default: null },
+          client_id: { type: String, required: true },
+          scope: { type: String, default: null },
+          auth: { type: String, enum: ['client_secret', 'private_key'], required: true },
+          secret: { type: sealed, required: true },
+        },
+        { _id: false },
+      ),
+      default: null,
+    },
     /** The server's `tools/list` (every page), as stored by mcp-installs.ts, keys FerretDB-safe (document-keys.ts). */
     tools: { type: [Schema.Types.Mixed], default: [] },
     /** `{ serverInfo, protocolVersion }` from its initialize answer. */

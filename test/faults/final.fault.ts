@@ -140,7 +140,7 @@ describe('faults: the accounts at the end', () => {
 
     // An install's configuration goes back to its owner, in the answers of the installations routes: the Python
     // client runs tools locally with it (compat.md, "List"). Nowhere else, and never a key, a webhook secret or an
-    // MCP install's header value or URL query (`mcp secret`: not even to the owner).
+    // MCP install's header value, URL query, OAuth client secret or token (`mcp secret`: not even to the owner).
     const toOwner = (h: SecretHit) => h.kind === 'install secret' && /^answer (GET|POST) \/api\/profiles\/~\/[^/]+\/installations \d+$/.test(h.where);
     const hits = scanner.hits.filter((h) => !h.kind.startsWith('canary') && !toOwner(h));
     Object.assign(ledger.final, { secretHits: hits.length, installConfigsToOwner: scanner.hits.filter(toOwner).length, scanned: scanner.scanned });

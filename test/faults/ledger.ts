@@ -69,7 +69,10 @@ class Ledger {
   readonly faults: Array<{ scenario: string; fault: string }> = [];
   readonly runs = new Map<string, AcceptedRun>();
   /** Secrets the suite gave the service, by kind; the final scan looks for each. */
-  /** `mcp secret`: an MCP install's header value or URL query, which no answer shows, not even to the owner. */
+  /**
+   * `mcp secret`: an MCP install's header value, URL query, OAuth client secret or OAuth token, which no answer shows,
+   * not even to the owner.
+   */
   readonly secrets: Array<{ kind: 'provider key' | 'install secret' | 'webhook secret' | 'mcp secret'; value: string }> = [];
   readonly notes: string[] = [];
   /** Every answer's body, by request (`<method> <path> <status>`): the final scan looks for secrets in them too. */

@@ -3,6 +3,7 @@ import { temporal as proto } from '@temporalio/proto';
 import { expect } from 'chai';
 import { until } from '../helpers/runs';
 import { everythingServer } from '../helpers/mcp-everything';
+import { startOAuthServers, type OAuthServers } from '../helpers/mcp-oauth-server';
 import { installServlet } from '../helpers/servlets';
 import { trigger } from './client';
 import { expectAllEndOnce, runsOf } from './runs';
@@ -18,7 +19,13 @@ async function toolCallRunning(run: AcceptedRun): Promise<boolean> {
 }
 
 describe('faults: the worker dies', () => {
+  let oauth: OAuthServers | undefined;
   before(() => (ledger.scenario = 'worker'));
+  after(async () => {
+    // The tokens the worker and the API were given are secrets too: the final scan looks for them everywhere.
+    for (const token of oauth?.stats.bearerSeen ?? []) ledger.secret('mcp secret', token);
+    await oauth?.close();
+  });
 
   it('ends every run once when the worker is SIGKILLed with provider calls and servlet calls in flight, and started again', async function () {
     this.timeout(300_000);
@@ -38,16 +45,26 @@ describe('faults: the worker dies', () => {
     const mcp = await api.post('/api/profiles/~/default/installations', { name: 'ev', mcp: { url: `${everything}?key=${query}`, headers: { Authorization: header } } });
     expect(mcp.status, mcp.text).to.equal(201);
     expect((await api.post('/api/profiles/~/default/installations/ev/refresh')).status).to.equal(200);
+    // An install with OAuth client credentials: its client secret, and the tokens it gets (after the scenario), are
+    // secrets no answer shows either.
+    oauth = await startOAuthServers();
+    const clientSecret = ledger.secret('mcp secret', `cs-fault-${crypto.randomBytes(12).toString('hex')}`);
+    oauth.client('fault-oauth', { secret: clientSecret });
+    const oa = await api.post('/api/profiles/~/default/installations', { name: 'oa', mcp: { url: oauth.mcpUrl, oauth: { client_id: 'fault-oauth', client_secret: clientSecret } } });
+    expect(oa.status, oa.text).to.equal(201);
     const openai = await faultTask(api, 'wk-openai');
     const claude = await faultTask(api, 'wk-claude', { runner: 'anthropic' });
 
     // Servlet calls that end normally, before any fault.
     for (const name of ['w-greet-1', 'w-greet-2']) expect((await trigger(openai, `tool:hello__greet ${name}`, name)).status).to.equal(201);
     expect((await trigger(openai, 'tool:bulk__bulk w-bulk', 'w-bulk')).status).to.equal(201);
+    expect((await trigger(openai, 'tool:oa__whoami w-oauth', 'w-oauth')).status).to.equal(201);
     const before = await expectAllEndOnce(runsOf('worker'));
+    expect(oauth.stats.calls, 'the MCP call made with the OAuth token').to.equal(1);
     for (const [id, run] of before) {
       const answer = run.results.at(-1).lastMessage.content as string;
       if (id.endsWith('/w-bulk')) expect(answer.length, 'the stored tool result, resolved').to.be.greaterThan(100 * 1024);
+      else if (id.endsWith('/w-oauth')) expect(answer).to.match(/^tool said: /);
       else expect(answer).to.match(/^tool said: Hi, w-greet-\d!$/);
     }
 

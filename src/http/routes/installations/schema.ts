@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { badRequest } from '../../../errors';
 import { MAX_TOOLS } from '../../../mcp';
+import { privateKeyProblem } from '../../../mcp/oauth';
 import { NAME_PATTERN, NAME_RULE, nameSchema } from '../../../store/names';
 
 export const profileParams = z.object({ profile: nameSchema });
@@ -137,6 +138,38 @@ const mcpApproval = z
   })
   .nullish();
 
+const OAUTH_TEXT_MAX_LENGTH = 1024;
+const OAUTH_SECRET_MAX_LENGTH = 4096;
+const OAUTH_KEY_MAX_LENGTH = 16 * 1024;
+/** Visible ASCII: an OAuth client id or secret goes into a form and a Basic header. */
+const VISIBLE = /^[\x20-\x7e]+$/;
+/** RFC 6749 3.3: scope tokens separated by single spaces. */
+const SCOPE = /^[\x21\x23-\x5b\x5d-\x7e]+( [\x21\x23-\x5b\x5d-\x7e]+)*$/;
+
+/**
+ * `mcp.oauth`: OAuth client credentials (docs/mcp.md "OAuth client credentials"): `client_secret`
+ * (client_secret_basic, or client_secret_post when the metadata says only that) or `private_key` (a PEM,
+ * private_key_jwt), one of them. `token_url` absent: discovered from the server's metadata.
+ */
+const mcpOAuth = z
+  .object({
+    token_url: mcpUrl.nullish().meta({ description: 'The token endpoint; absent: discovered (RFC 9728, RFC 8414). https:// unless its host is in MCP_ALLOWLIST' }),
+    client_id: z.string().min(1).max(OAUTH_TEXT_MAX_LENGTH).regex(VISIBLE, 'expected visible ASCII characters'),
+    client_secret: z.string().min(1).max(OAUTH_SECRET_MAX_LENGTH).regex(VISIBLE, 'expected visible ASCII characters').nullish().meta({ description: 'Sealed, never shown' }),
+    scope: z.string().max(OAUTH_TEXT_MAX_LENGTH).regex(SCOPE, 'expected scope names separated by single spaces').nullish(),
+    private_key: z.string().max(OAUTH_KEY_MAX_LENGTH).nullish().meta({ description: 'A PEM private key (RSA, EC or Ed25519) for private_key_jwt; sealed, never shown' }),
+  })
+  .superRefine((oauth, ctx) => {
+    const secret = oauth.client_secret !== undefined && oauth.client_secret !== null;
+    const key = oauth.private_key !== undefined && oauth.private_key !== null;
+    if (!secret && !key) ctx.addIssue({ code: 'custom', path: ['client_secret'], message: 'required (or private_key, for private_key_jwt)' });
+    if (secret && key) ctx.addIssue({ code: 'custom', path: ['private_key'], message: 'give client_secret or private_key, not both' });
+    else if (key) {
+      const problem = privateKeyProblem(oauth.private_key!);
+      if (problem) ctx.addIssue({ code: 'custom', path: ['private_key'], message: problem });
+    }
+  });
+
 /**
  * `POST /api/profiles/~/<profile>/installations` installing an MCP server (docs/mcp.md): in place of `servlet_slug`,
  * `mcp: { url, headers? }`. `settings.tools` narrows the tools offered to runs (absent: all of them);
@@ -147,6 +180,11 @@ export const mcpInstallBody = z.object({
   mcp: z.object({
     url: mcpUrl.meta({ description: 'The server\'s Streamable HTTP endpoint. https:// unless its host is in MCP_ALLOWLIST. User info and query are kept sealed, never shown' }),
     headers: mcpHeaders.nullish().meta({ description: 'Sent with every request; values are sealed and never shown' }),
+    oauth: mcpOAuth.nullish().meta({ description: 'OAuth client credentials: a token is obtained and sent as Authorization: Bearer' }),
+  }).superRefine((mcp, ctx) => {
+    if (!mcp.oauth) return;
+    const authorization = Object.keys(mcp.headers ?? {}).find((name) => name.toLowerCase() === 'authorization');
+    if (authorization) ctx.addIssue({ code: 'custom', path: ['headers', authorization], message: 'set by mcp.oauth (its token)' });
   }),
   settings: z.object({ tools: toolNames('tool names').nullish(), approval: mcpApproval }).nullish(),
   allow_update: z.boolean().default(true),
