@@ -1,4 +1,7 @@
+import type { Router } from '@koa/router';
 import { expect } from 'chai';
+import { createApp } from '../../src/http/app';
+import { TOKEN_ROUTES } from '../../src/http/token-routes';
 import { sha256 } from '../../src/store/secrets';
 import { createToken, TOKEN_SCOPES } from '../../src/store/tokens';
 import { api, signedIn, startApi, type ApiResponse } from '../helpers/api';
@@ -253,5 +256,26 @@ describe('access tokens: what they may do', () => {
   it('leaves the session cookie and a Bearer session id working as before', async () => {
     expect((await api(undefined).get('/api/tokens/~', { headers: { authorization: `Bearer ${me.sessionId}` } })).status).to.equal(200);
     expect((await me.api.get('/api/tokens/~')).status).to.equal(200);
+  });
+});
+
+describe('access tokens: the table of routes they may call', () => {
+  it('names only routes the routers register, and the OpenAPI document gives exactly those the accessToken scheme', async () => {
+    const stack = getStack();
+    const app = createApp({ config: stack.config, logger: stack.logger, db: stack.db, keyring: stack.keyring, temporal: stack.temporal });
+    const routers = (app.middleware as Array<{ router?: Router }>).map((m) => m.router).filter((r): r is Router => r !== undefined);
+    const registered = new Set(routers.flatMap((r) => r.stack).flatMap((layer) => layer.methods.map((m) => `${m} ${String(layer.path)}`)));
+    const unknown = [...TOKEN_ROUTES.keys()].filter((key) => !registered.has(key));
+    expect(unknown, 'TOKEN_ROUTES entries no router registers').to.deep.equal([]);
+
+    const doc = (await api(undefined).get('/api/openapi.json')).body as { paths: Record<string, Record<string, { security?: Array<Record<string, string[]>> }>> };
+    const documented = new Map<string, string>();
+    for (const [path, item] of Object.entries(doc.paths)) {
+      for (const [method, op] of Object.entries(item)) {
+        const scope = op.security?.find((s) => 'accessToken' in s)?.accessToken;
+        if (scope) documented.set(`${method.toUpperCase()} ${path.replace(/\{([A-Za-z0-9_]+)\}/g, ':$1')}`, scope.join());
+      }
+    }
+    expect(Object.fromEntries(documented)).to.deep.equal(Object.fromEntries([...TOKEN_ROUTES].map(([key, route]) => [key, route.scope])));
   });
 });
