@@ -253,6 +253,27 @@ describe('access tokens: what they may do', () => {
     expect((await me.api.get('/api/tasks/~/default/greet')).status).to.equal(200);
   });
 
+  it('counts writes per credential: a token past WRITE_LIMIT_PER_MINUTE leaves other tokens and sessions writing', async () => {
+    const limited = await startApi({ WRITE_LIMIT_PER_MINUTE: '2' });
+    try {
+      const a = bearer(await makeToken(me, { name: 'limited-a' }), limited.url);
+      const b = bearer(await makeToken(me, { name: 'limited-b' }), limited.url);
+      const cancel = (client: ReturnType<typeof bearer>) => client.post('/api/runs/~/default/greet/never-ran/cancel');
+      for (let i = 0; i < 2; i++) expectError(await cancel(a), 404, 'not_found');
+      expectError(await cancel(a), 429, 'write_limit');
+      expectError(await cancel(b), 404, 'not_found');
+      // Sessions sent as Bearer are counted each under its own id too, not under one shared key.
+      const x = await signedIn('tokx');
+      const y = await signedIn('toky');
+      const asBearer = (sessionId: string, path: string) => api(undefined, limited.url).post(path, {}, { headers: { authorization: `Bearer ${sessionId}` } });
+      for (let i = 0; i < 2; i++) expect((await asBearer(x.sessionId, `/api/profiles/~/p${i}`)).status).to.equal(201);
+      expectError(await asBearer(x.sessionId, '/api/profiles/~/p2'), 429, 'write_limit');
+      expect((await asBearer(y.sessionId, '/api/profiles/~/p0')).status).to.equal(201);
+    } finally {
+      await limited.close();
+    }
+  });
+
   it('leaves the session cookie and a Bearer session id working as before', async () => {
     expect((await api(undefined).get('/api/tokens/~', { headers: { authorization: `Bearer ${me.sessionId}` } })).status).to.equal(200);
     expect((await me.api.get('/api/tokens/~')).status).to.equal(200);
