@@ -5,7 +5,7 @@ import type { Config } from '../config';
 import type { Db } from '../store/connect';
 import { RATE_LIMIT_COLLECTION } from '../store/rate-limit-counts';
 import { sha256 } from '../store/secrets';
-import { presentedCredential } from './middleware/auth';
+import { presentedSession } from './middleware/auth';
 
 
 const MINUTE_S = 60;
@@ -66,7 +66,7 @@ export function createRateLimits(db: Db, config: Pick<Config, 'TRIGGER_LIMIT_PER
         if (limit && ctx.method !== 'GET' && ctx.method !== 'HEAD' && ctx.method !== 'OPTIONS' && !trigger) {
           // The credential's hash (session id or access token, cookie or Bearer), as their collections key them: the
           // credential itself is never stored.
-          const session = sha256(presentedCredential(ctx) ?? '');
+          const session = sha256(presentedSession(ctx) ?? '');
           await consume(limit, session, (res) => new RateLimited('write_limit', `WRITE_LIMIT_PER_MINUTE: more than ${config.WRITE_LIMIT_PER_MINUTE} writes a minute with this session; nothing was changed`, retryAfter(res)));
         }
         await next();

@@ -8,11 +8,11 @@ import { createTokenAuth, requireProfile, requireScope, type TokenGrant } from '
 import { TOKEN_ROUTES } from '../token-routes';
 
 /**
- * The credential a request presents: `Authorization: Bearer <session id or access token>` (API clients other than
- * browsers) or `Cookie: sessionId=<id>`; undefined when it presents none. A Bearer credential wins over the cookie.
- * Another scheme (`Basic`, from a proxy in front) is not ours to judge and leaves the cookie to decide.
+ * The session id a request presents: `Authorization: Bearer <id>` (API clients other than browsers) or
+ * `Cookie: sessionId=<id>`; undefined when it presents none. A Bearer token wins over the cookie. Another scheme
+ * (`Basic`, from a proxy in front) is not ours to judge and leaves the cookie to decide.
  */
-export function presentedCredential(ctx: Context): string | undefined {
+export function presentedSession(ctx: Context): string | undefined {
   const bearer = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(ctx.get('authorization'));
   if (bearer) return bearer[1];
   return ctx.cookies.get('sessionId') || undefined;
@@ -57,7 +57,7 @@ function admitToken(ctx: Context, grant: TokenGrant): void {
  * expires (refresh ahead), so its requests never wait for the database. A failed lookup is not remembered.
  */
 export function requireSession(models: Models, cacheMs: number): Middleware {
-  const cache = createTtlCache<SessionLookup | null>(cacheMs, { refreshAhead: true });
+  const authenticate = sessionAuthenticator(models, cacheMs);
   const tokens = createTokenAuth(models, cacheMs);
   return async (ctx, next) => {
     const grant = await tokens.authenticateToken(ctx.get('authorization'));
@@ -67,11 +67,25 @@ export function requireSession(models: Models, cacheMs: number): Middleware {
       ctx.state.token = grant;
       return next();
     }
-    const id = presentedCredential(ctx);
-    if (!id) throw unauthorized(SESSION_REQUIRED);
-    const session = await cache.get(id, () => findSession(models, id, Date.now()));
-    if (!session || session.expiresAt <= Date.now()) throw unauthorized('session is unknown, expired or revoked');
+    const session = await authenticate(ctx);
+    if (session === undefined) throw unauthorized(SESSION_REQUIRED);
+    if (session === null) throw unauthorized('session is unknown, expired or revoked');
     ctx.state.username = session.username;
     return next();
+  };
+}
+
+/**
+ * The session a request presents, looked up as requireSession does (cached for `cacheMs`): its user; `undefined` when
+ * the request presents none, `null` when the one it presents is unknown, expired or revoked.
+ */
+export function sessionAuthenticator(models: Models, cacheMs: number) {
+  const cache = createTtlCache<SessionLookup | null>(cacheMs, { refreshAhead: true });
+  return async (ctx: Context): Promise<{ username: string } | null | undefined> => {
+    const id = presentedSession(ctx);
+    if (!id) return undefined;
+    const session = await cache.get(id, () => findSession(models, id, Date.now()));
+    if (!session || session.expiresAt <= Date.now()) return null;
+    return { username: session.username };
   };
 }
