@@ -60,3 +60,6 @@ export const TOKEN_ROUTES: ReadonlyMap<string, TokenRoute> = new Map([
   [`POST ${B_RUNS}/:run/cancel`, route('runs:control')],
   [`POST ${B_RUNS}/:run/approvals/:approval`, route('runs:control')],
 ]);
+
+/** The route of TOKEN_ROUTES an OpenAPI operation (`/api/tasks/{user}`) describes, if any. */
+export const tokenRouteOf = (method: string, openApiPath: string) => TOKEN_ROUTES.get(`${method.toUpperCase()} ${openApiPath.replace(/\{([A-Za-z0-9_]+)\}/g, ':$1')}`);

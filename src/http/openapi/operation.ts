@@ -1,5 +1,5 @@
 import type { ZodType } from 'zod';
-import { TOKEN_ROUTES } from '../token-routes';
+import { tokenRouteOf } from '../token-routes';
 import type { ZodOpenApiOperationObject, ZodOpenApiResponseObject, ZodOpenApiContentObject, ZodObjectInput } from 'zod-openapi';
 
 /**
@@ -75,7 +75,7 @@ function response(spec: ResponseSpec): ZodOpenApiResponseObject {
 
 /** A session, or on the routes of TOKEN_ROUTES an access token with the scope it names. */
 function sessionSecurity(op: Pick<Operation, 'method' | 'path'>): Array<Record<string, string[]>> {
-  const route = TOKEN_ROUTES.get(`${op.method.toUpperCase()} ${op.path.replace(/\{([A-Za-z0-9_]+)\}/g, ':$1')}`);
+  const route = tokenRouteOf(op.method, op.path);
   return [{ session: [] }, { sessionBearer: [] }, ...(route ? [{ accessToken: [route.scope] }] : [])];
 }
 
