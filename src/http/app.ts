@@ -29,6 +29,7 @@ import { createRuns } from '../runs';
 import { createRunReader } from '../runs/live-reader';
 import { createRegistry } from '../metrics';
 import { createRateLimits } from './rate-limits';
+import { mcpServer } from '../mcp-server/http';
 
 const KNOWN_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
 
@@ -101,6 +102,8 @@ export function createApp(deps: AppDeps): Koa {
   app.use(requestMetrics(metrics));
   app.use(accessLog(deps.logger));
   app.use(errorHandler(deps.logger));
+  // `/mcp/<profile>`: reads its own body and answers JSON-RPC errors itself (src/mcp-server/).
+  app.use(mcpServer(deps, runs));
   app.use(moduleUploadBypass());
   app.use(jsonBody({ maxBytes: deps.config.BODY_LIMIT_BYTES, maxDepth: deps.config.JSON_MAX_DEPTH }));
   app.use(requestDeadline({ conn: deps.db.conn, logger: deps.logger, deadlineMs: deps.config.REQUEST_DEADLINE_MS }));

@@ -351,6 +351,23 @@ const rateLimit = new Schema(
 );
 rateLimit.index({ key: 1 }, { unique: true });
 
+/**
+ * Runs started as MCP tasks (src/mcp-server/): the task id a client holds, the user it is bound to, and the run.
+ * `_id` is an HMAC of the owner and the run's workflow id (mcp-server/task-ids.ts): a retried call maps to the same.
+ */
+const mcpTask = new Schema(
+  {
+    _id: { type: String, required: true },
+    owner: { type: String, required: true },
+    profile: { type: String, required: true },
+    task: { type: String, required: true },
+    run: { type: String, required: true },
+    created_at: { type: Date, required: true },
+  },
+  opts,
+);
+mcpTask.index({ owner: 1, created_at: -1 });
+
 export function registerModels(conn: Connection) {
   return {
     User: conn.model('User', user, 'users'),
@@ -374,6 +391,7 @@ export function registerModels(conn: Connection) {
     ModuleChunk: conn.model('ModuleChunk', moduleChunk, 'module_chunks'),
     Installation: conn.model('Installation', installation, 'installations'),
     TaskSchedule: conn.model('TaskSchedule', taskSchedule, 'task_schedules'),
+    McpTask: conn.model('McpTask', mcpTask, 'mcp_tasks'),
   };
 }
 

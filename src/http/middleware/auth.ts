@@ -25,13 +25,27 @@ export const SESSION_REQUIRED = 'a session is required: `Authorization: Bearer <
  * wait for the database. A failed lookup is not remembered.
  */
 export function requireSession(models: Models, cacheMs: number): Middleware {
-  const cache = createTtlCache<SessionLookup | null>(cacheMs, { refreshAhead: true });
+  const authenticate = sessionAuthenticator(models, cacheMs);
   return async (ctx, next) => {
-    const id = presentedSession(ctx);
-    if (!id) throw unauthorized(SESSION_REQUIRED);
-    const session = await cache.get(id, () => findSession(models, id, Date.now()));
-    if (!session || session.expiresAt <= Date.now()) throw unauthorized('session is unknown, expired or revoked');
+    const session = await authenticate(ctx);
+    if (session === undefined) throw unauthorized(SESSION_REQUIRED);
+    if (session === null) throw unauthorized('session is unknown, expired or revoked');
     ctx.state.username = session.username;
     return next();
+  };
+}
+
+/**
+ * The session a request presents, looked up as requireSession does (cached for `cacheMs`): its user; `undefined` when
+ * the request presents none, `null` when the one it presents is unknown, expired or revoked.
+ */
+export function sessionAuthenticator(models: Models, cacheMs: number) {
+  const cache = createTtlCache<SessionLookup | null>(cacheMs, { refreshAhead: true });
+  return async (ctx: Context): Promise<{ username: string } | null | undefined> => {
+    const id = presentedSession(ctx);
+    if (!id) return undefined;
+    const session = await cache.get(id, () => findSession(models, id, Date.now()));
+    if (!session || session.expiresAt <= Date.now()) return null;
+    return { username: session.username };
   };
 }

@@ -157,7 +157,7 @@ type EventStream = ReturnType<typeof openEventStream>;
  * comment every `heartbeatMs` so proxies do not close an idle stream. Koa pipes the body as it is written (nothing
  * in this app buffers or compresses it); `X-Accel-Buffering: no` asks nginx not to buffer it either.
  */
-function openEventStream(ctx: Context, heartbeatMs: number) {
+export function openEventStream(ctx: Context, heartbeatMs: number) {
   const body = new PassThrough();
   ctx.set('Content-Type', 'text/event-stream');
   ctx.set('Cache-Control', 'no-store');

@@ -15,6 +15,7 @@ import type { HeldEntry, ResultEntry, RunIdentity } from '../../../contract/type
 import type { AppDeps } from '../../deps';
 import type { Page } from '../../../store/keyset';
 import { renderRecord, renderRun, type RunBody, type RunHead } from '../../presenters/run-record';
+import type { RunView } from '../../presenters/run';
 import { etagFresh } from '../../not-modified';
 
 /** A run list's answer stops adding runs past this size (the first run always goes in); `Link` gives the rest. */
@@ -149,6 +150,8 @@ export function runReads(deps: AppDeps, lifecycle: Runs, reader: RunReader, heal
 
     current,
 
+    view,
+
     /** Forgets this process's copies of a run's record (the task was deleted, or the run changed through it). */
     forgetRecords(prefix: string) {
       records.forgetPrefix(prefix);
@@ -197,6 +200,23 @@ export function runReads(deps: AppDeps, lifecycle: Runs, reader: RunReader, heal
       return { items: bodies, next: found.next };
     },
   };
+
+  /**
+   * The run object as `read` answers it (live from the workflow, else the record), or null when there is no such
+   * run: for callers that present a run otherwise (the MCP server). Rendered each call, not cached.
+   */
+  async function view(id: RunIdentity): Promise<RunView | null> {
+    const record = await records.get(runWorkflowId(id), () => findRun(models, id));
+    if (!record) return null;
+    if (isTerminal(record.status)) return renderRecord(models, record, texts.load);
+    const run = await current(record);
+    if (!run) return null;
+    if (run.kind === 'live') return renderRun(record, run.view, texts.load);
+    const { record: fresh, known } = run;
+    return known.length > entryCount(fresh)
+      ? renderRun(fresh, { status: fresh.status, modifiedAt: fresh.modified_at, entries: known, usage: fresh.usage }, texts.load)
+      : renderRecord(models, fresh, texts.load);
+  }
 
   async function read(ctx: Context, id: RunIdentity): Promise<void> {
     let record: RunRecord | null;
