@@ -111,6 +111,8 @@ export function mcpMethods(deps: MethodDeps) {
     const validate = validatorOf(inputSchemaOf(task.prompt));
     if (!validate(args)) {
       const problems = (validate.errors ?? []).map((e) => `${e.instancePath || 'arguments'} ${e.message ?? 'is invalid'}`).join('; ');
+      // A task-augmented call answers a task or an error: there is no task to give.
+      if (p.task) throw invalidParams(`invalid arguments: ${problems}`);
       return { content: [{ type: 'text', text: `invalid arguments: ${problems}` }], isError: true } satisfies CallToolResult;
     }
     const named = p._meta?.[RUN_META];
