@@ -30,6 +30,7 @@ import { createRunReader } from '../runs/live-reader';
 import { createRegistry } from '../metrics';
 import { createRateLimits } from './rate-limits';
 import { mcpServer } from '../mcp-server/http';
+import { mcpRouter } from './routes/mcp/router';
 
 const KNOWN_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
 
@@ -98,6 +99,7 @@ export function createApp(deps: AppDeps): Koa {
   api.use(contentRouter(deps).routes());
   api.use(schedulesRouter(deps, runs).routes());
   api.use(approvalsRouter(deps).routes());
+  api.use(mcpRouter(deps).routes());
 
   app.use(requestMetrics(metrics));
   app.use(accessLog(deps.logger));

@@ -8,6 +8,7 @@ import { jsonDepth } from '../http/middleware/body';
 import { DEFAULT_PROFILE, findProfile } from '../store/profiles';
 import { NAME_PATTERN } from '../store/names';
 import { createTtlCache } from '../ttl-cache';
+import { mcpEndpointUrl } from '../http/routes/mcp/router';
 import { allowsProfile, mcpAuthenticator, type McpPrincipal } from './auth';
 import { createIds } from './ids';
 import { mcpMethods, STREAMING_METHODS, type Caller } from './methods';
@@ -40,7 +41,6 @@ export function mcpServer(deps: AppDeps, runs: RunService): Middleware {
   const profiles = createTtlCache<boolean>(config.TRIGGER_CACHE_MS);
   const toolWatch = createToolWatch(models, logger);
 
-  const endpointUrl = (profile: string) => `${config.PUBLIC_URL}/mcp${profile === DEFAULT_PROFILE ? '' : `/${profile}`}`;
   const metadataUrl = (profile: string) => `${publicUrl.origin}/.well-known/oauth-protected-resource/mcp${profile === DEFAULT_PROFILE ? '' : `/${profile}`}`;
 
   const hostAllowed = (host: string) => {
@@ -66,7 +66,7 @@ export function mcpServer(deps: AppDeps, runs: RunService): Middleware {
   const metadata = (ctx: Context, profile: string) => {
     ctx.set('Cache-Control', 'public, max-age=3600');
     ctx.body = {
-      resource: endpointUrl(profile),
+      resource: mcpEndpointUrl(config.PUBLIC_URL, profile),
       resource_name: `Prompt tasks of the profile "${profile}"`,
       bearer_methods_supported: ['header'],
       resource_documentation: `${config.PUBLIC_URL}/docs`,
