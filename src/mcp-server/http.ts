@@ -80,6 +80,8 @@ export function mcpServer(deps: AppDeps, runs: RunService): Middleware {
       text = await getRawBody(ctx.req, { limit: config.BODY_LIMIT_BYTES, encoding: 'utf8' });
     } catch (err) {
       const tooLarge = (err as { type?: string }).type === 'entity.too.large';
+      // The rest of the body is not read: the connection cannot serve another request.
+      ctx.set('Connection', 'close');
       sendError(ctx, tooLarge ? 413 : 400, null, new McpFault(RPC.invalidRequest, tooLarge ? `the body is over the limit of ${config.BODY_LIMIT_BYTES} bytes` : 'the body could not be read'));
       return undefined;
     }
@@ -108,7 +110,10 @@ export function mcpServer(deps: AppDeps, runs: RunService): Middleware {
   };
 
   const post = async (ctx: Context, principal: McpPrincipal, profile: string) => {
-    if (!ctx.is('json')) return sendError(ctx, 415, null, new McpFault(RPC.invalidRequest, `content-type: expected application/json, got ${ctx.get('content-type') || 'none'}`));
+    if (!ctx.is('json')) {
+      ctx.set('Connection', 'close');
+      return sendError(ctx, 415, null, new McpFault(RPC.invalidRequest, `content-type: expected application/json, got ${ctx.get('content-type') || 'none'}`));
+    }
     const message = await readMessage(ctx);
     if (!message) return;
     const id = 'id' in message ? (message.id ?? null) : null;

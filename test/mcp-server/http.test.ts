@@ -24,7 +24,7 @@ describe('MCP server: HTTP (auth, origin, sessions, limits)', () => {
   it('answers a request without valid credentials 401 naming its resource metadata, which is served', async () => {
     const { apiUrl } = getStack();
     for (const [path, profile] of [['/mcp', ''], ['/mcp/work', '/work']] as const) {
-      for (const headers of [{}, { authorization: 'Bearer not-a-session' }]) {
+      for (const headers of [{}, { authorization: 'Bearer not-a-session' }] as Array<Record<string, string>>) {
         const res = await post(`${apiUrl}${path}`, INIT, headers);
         expect(res.status).to.equal(401);
         expect(res.headers.get('www-authenticate')).to.equal(`Bearer resource_metadata="${apiUrl}/.well-known/oauth-protected-resource/mcp${profile}"`);
