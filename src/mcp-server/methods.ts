@@ -1,5 +1,3 @@
-import Ajv2020 from 'ajv/dist/2020';
-import { LRUCache } from 'lru-cache';
 import {
   CallToolRequestParamsSchema,
   CancelTaskRequestSchema,
@@ -27,6 +25,7 @@ import { parseApprovalRequestId, type Ids } from './ids';
 import { invalidParams, isTerminalTask, McpFault, PROTOCOL_VERSIONS, RPC, RUN_META, TASKS_SINCE, taskStatusOf } from './protocol';
 import { freshRunName, type Channel, type McpRuns } from './runs';
 import { inputSchemaOf, taskName, toolOf } from './tools';
+import { validatorOf } from '../json-schema';
 
 /** Tools per `tools/list` page, tasks per `tasks/list` page. */
 export const TOOLS_PAGE = 50;
@@ -57,14 +56,6 @@ export interface MethodDeps {
 /** The server's methods: `initialize`, `ping`, `tools/*`, `tasks/*`, and the client's answers to our requests. */
 export function mcpMethods(deps: MethodDeps) {
   const { models, runs, mcp, ids } = deps;
-  const ajv = new Ajv2020({ strict: false, allErrors: false });
-  const validators = new LRUCache<string, ReturnType<typeof ajv.compile>>({ max: 500 });
-  const validatorOf = (schema: object) => {
-    const key = JSON.stringify(schema);
-    let validate = validators.get(key);
-    if (!validate) validators.set(key, (validate = ajv.compile(schema)));
-    return validate;
-  };
 
   const need = (caller: Caller, scope: string) => {
     if (!allows(caller.principal, scope)) throw forbidden(scope);
@@ -108,7 +99,7 @@ export function mcpMethods(deps: MethodDeps) {
     if (!task) throw invalidParams(`unknown tool "${p.name}"`);
     const args = p.arguments ?? {};
     // Arguments the schema refuses are the model's to correct: a tool error, not a protocol one (SEP-1303).
-    const validate = validatorOf(inputSchemaOf(task.prompt));
+    const validate = validatorOf(inputSchemaOf(task));
     if (!validate(args)) {
       const problems = (validate.errors ?? []).map((e) => `${e.instancePath || 'arguments'} ${e.message ?? 'is invalid'}`).join('; ');
       // A task-augmented call answers a task or an error: there is no task to give.

@@ -19,18 +19,23 @@ export const toolName = (task: string) => task;
 /** The task a tool name calls (see toolName). */
 export const taskName = (tool: string) => tool;
 
-/** A task as an MCP tool: its input schema derived from its prompt's placeholders (inputSchemaOf). */
-export function toolOf(task: Pick<TaskRecord, 'name' | 'runner' | 'model' | 'prompt'>): Tool {
+type ToolTask = Pick<TaskRecord, 'name' | 'runner' | 'model' | 'prompt' | 'description' | 'input_schema'>;
+
+/** A task as an MCP tool: its own description and input schema, else ones made from its runner, model and prompt. */
+export function toolOf(task: ToolTask): Tool {
   return {
     name: toolName(task.name),
     title: task.name,
-    description: describeTask(task),
-    inputSchema: inputSchemaOf(task.prompt) as Tool['inputSchema'],
+    description: task.description || describeTask(task),
+    inputSchema: inputSchemaOf(task) as Tool['inputSchema'],
     execution: { taskSupport: 'optional' },
     // What is known of any task: it changes things (runs, tool calls) and reaches the open world (a model, tools).
     annotations: { title: task.name, readOnlyHint: false, openWorldHint: true },
   };
 }
+
+/** The input schema of a task's tool: the one it declares (`input_schema`), else the one its placeholders make. */
+export const inputSchemaOf = (task: Pick<ToolTask, 'prompt' | 'input_schema'>): object => task.input_schema ?? placeholderSchema(task.prompt);
 
 /** A summary of the task: its runner, model and the start of its prompt. */
 export function describeTask(task: Pick<TaskRecord, 'runner' | 'model' | 'prompt'>): string {
@@ -44,7 +49,7 @@ export function describeTask(task: Pick<TaskRecord, 'runner' | 'model' | 'prompt
  * may come from the section's value: not asked for), `{{ @payload }}` (the whole payload) leaves the object open to
  * any other property. A template Mustache cannot parse (checked when it was saved) asks for an open object.
  */
-export function inputSchemaOf(template: string): Schema {
+export function placeholderSchema(template: string): Schema {
   const root: Schema = { type: 'object', properties: {}, required: [], additionalProperties: false };
   let tokens: Token[];
   try {

@@ -56,6 +56,10 @@ const taskFields = {
   max_tokens: { type: Number, default: null },
   /** store/tasks.ts TaskLimits; null: the server's. */
   limits: { type: Schema.Types.Mixed, default: null },
+  /** What the task does, for people and for MCP clients (its tool's description); null: none. */
+  description: { type: String, default: null },
+  /** JSON Schema 2020-12 of its trigger data (its MCP tool's inputSchema); null: made from the prompt's placeholders. */
+  input_schema: { type: Schema.Types.Mixed, default: null },
   key: { type: sealed, default: null },
 };
 

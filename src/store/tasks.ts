@@ -33,6 +33,10 @@ export interface TaskSpec {
   max_tokens: number | null;
   /** null: the server's limits. */
   limits?: TaskLimits | null;
+  /** null or absent: none. */
+  description?: string | null;
+  /** JSON Schema 2020-12 of the trigger data (checked when saved); null or absent: made from the placeholders. */
+  input_schema?: Record<string, unknown> | null;
 }
 
 export interface TaskRef {
@@ -132,7 +136,15 @@ export async function saveTask(
 ): Promise<{ task: TaskRecord; created: boolean; webhookSecret?: string }> {
   const { models } = deps;
   await getProfile(models, ref.owner, ref.profile);
-  const fields: TaskSpec = { runner: spec.runner, model: spec.model, prompt: spec.prompt, max_tokens: spec.max_tokens, limits: spec.limits ?? null };
+  const fields: TaskSpec = {
+    runner: spec.runner,
+    model: spec.model,
+    prompt: spec.prompt,
+    max_tokens: spec.max_tokens,
+    limits: spec.limits ?? null,
+    description: spec.description ?? null,
+    input_schema: spec.input_schema ?? null,
+  };
   for (let attempt = 0; attempt < SAVE_ATTEMPTS; attempt++) {
     const existing = await findTask(models, ref);
     const key = resolveKey(deps.keyring, deps.config, spec.runner, keyChange, existing);

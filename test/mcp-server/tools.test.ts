@@ -101,4 +101,30 @@ describe('MCP server: tasks as tools (list, call and wait)', () => {
     expect(err).to.have.property('code', -32602);
     expect(getStack().fake.requests).to.have.length(0);
   });
+
+  it('uses a task\'s own description and input_schema (checked when saved, in both variants) for its tool', async () => {
+    const me = await signedIn('mcp-declared');
+    const schema = { type: 'object', properties: { n: { type: 'integer', minimum: 1 } }, required: ['n'], additionalProperties: false };
+    const b = await me.api.put('/api/tasks/~/default/count', { runner: 'openai', openai: { prompt: 'Count to {{ n }}', model: 'test-model' }, settings: { key: 'sk-test-key-0123456789abcdef' }, description: 'Counts', input_schema: schema });
+    expect(b.status, b.text).to.equal(201);
+    expect(b.body).to.deep.include({ description: 'Counts', input_schema: schema });
+    const bad = await me.api.put('/api/tasks/~/default/bad', { provider: 'openai', prompt: 'x', model: 'test-model', settings: { key: 'sk-test-key-0123456789abcdef' }, input_schema: { type: 'object', properties: { n: { type: 'nope' } } } });
+    expect(bad.status).to.equal(400);
+    expect(bad.body.error.message).to.match(/^input_schema: not a JSON Schema 2020-12/);
+    const notObject = await me.api.put(`/api/profiles/~/default/tasks/bad`, { runner: 'openai', openai: { prompt: 'x', model: getStack().config.VARIANT_A_MODEL }, settings: { key: 'sk-test-key-0123456789abcdef' }, input_schema: { type: 'string' } });
+    expect(notObject.status).to.equal(400);
+    expect(notObject.body.error.message).to.match(/^input_schema: .*object/);
+    const a = await me.api.put(`/api/profiles/~/default/tasks/plain`, { runner: 'openai', openai: { prompt: 'x', model: getStack().config.VARIANT_A_MODEL }, settings: { key: 'sk-test-key-0123456789abcdef' } });
+    expect(a.body).to.not.have.any.keys('description', 'input_schema');
+    getStack().fake.script(() => openaiText('1 2 3'));
+    const client = await mcpClient(me.sessionId);
+    const { tools } = await client.listTools();
+    const count = tools.find((t) => t.name === 'count')!;
+    expect(count.description).to.equal('Counts');
+    expect(count.inputSchema).to.deep.equal(schema);
+    const refused = (await client.callTool({ name: 'count', arguments: { n: 0 } })) as CallToolResult;
+    expect(refused.isError).to.equal(true);
+    const done = (await client.callTool({ name: 'count', arguments: { n: 3 } })) as CallToolResult;
+    expect(done.content).to.deep.equal([{ type: 'text', text: '1 2 3' }]);
+  });
 });
