@@ -67,7 +67,11 @@ export function createApp(deps: AppDeps): Koa {
   const lifecycle = createRuns({ models: deps.db.models, temporal: deps.temporal, logger: deps.logger, config: deps.config });
   const runs = runService(deps, reader, limits, lifecycle);
   // The server's close (server.ts) ends the open event streams: their clients reconnect to another process.
-  app.once(APP_CLOSING, () => runs.events.close());
+  const mcp = mcpServer(deps, runs);
+  app.once(APP_CLOSING, () => {
+    runs.events.close();
+    mcp.close();
+  });
   const metrics = createRegistry();
   // Read from the reader when scraped: the benchmark divides it by the live polls it made.
   new Counter({
@@ -105,7 +109,7 @@ export function createApp(deps: AppDeps): Koa {
   app.use(accessLog(deps.logger));
   app.use(errorHandler(deps.logger));
   // `/mcp/<profile>`: reads its own body and answers JSON-RPC errors itself (src/mcp-server/).
-  app.use(mcpServer(deps, runs));
+  app.use(mcp.middleware);
   app.use(moduleUploadBypass());
   app.use(jsonBody({ maxBytes: deps.config.BODY_LIMIT_BYTES, maxDepth: deps.config.JSON_MAX_DEPTH }));
   app.use(requestDeadline({ conn: deps.db.conn, logger: deps.logger, deadlineMs: deps.config.REQUEST_DEADLINE_MS }));

@@ -11,7 +11,8 @@ import { createTtlCache } from '../ttl-cache';
 import { mcpEndpointUrl } from '../http/routes/mcp/router';
 import { allowsProfile, mcpAuthenticator, type McpPrincipal } from './auth';
 import { createIds } from './ids';
-import { mcpMethods, STREAMING_METHODS, type Caller } from './methods';
+import { z } from 'zod';
+import { mcpMethods, STREAMING_METHODS, type Caller, type ResumePoint } from './methods';
 import { McpFault, PROTOCOL_VERSIONS, RPC } from './protocol';
 import { mcpRuns, type Channel } from './runs';
 import { createToolWatch } from './tool-watch';
@@ -19,6 +20,27 @@ import { createToolWatch } from './tool-watch';
 const ENDPOINT = /^\/mcp(?:\/([^/]+))?\/?$/;
 const METADATA = /^\/\.well-known\/oauth-protected-resource\/mcp(?:\/([^/]+))?\/?$/;
 const LOOPBACK = new Set(['localhost', '127.0.0.1', '[::1]', '::1']);
+
+/** How soon a client whose answer stream broke reconnects (the `retry` of its priming event). */
+const RESUME_RETRY_MS = 500;
+
+const resumePoint = z.object({
+  taskId: z.string().regex(/^[A-Za-z0-9_-]{1,100}$/),
+  requestId: z.union([z.string().max(200), z.number()]),
+  method: z.enum(['tools/call', 'tasks/result']),
+  progressToken: z.union([z.string().max(200), z.number()]).optional(),
+});
+/** A resume point as an SSE event id (it names a task only its user can read: nothing in it needs hiding). */
+const encodeResume = (point: ResumePoint) => `r.${Buffer.from(JSON.stringify(point)).toString('base64url')}`;
+function decodeResume(id: string): ResumePoint | undefined {
+  if (!id.startsWith('r.') || id.length > 2000) return undefined;
+  try {
+    const parsed = resumePoint.safeParse(JSON.parse(Buffer.from(id.slice(2), 'base64url').toString('utf8')));
+    return parsed.success ? parsed.data : undefined;
+  } catch {
+    return undefined;
+  }
+}
 
 /** The server's version, as `initialize` names it. */
 const SERVER_VERSION = '0.1.0';
@@ -30,7 +52,7 @@ const SERVER_VERSION = '0.1.0';
  * id is a MAC (ids.ts), runs and task handles are in the store, and a client's answers name what they answer, so
  * any API process serves any request of a session.
  */
-export function mcpServer(deps: AppDeps, runs: RunService): Middleware {
+export function mcpServer(deps: AppDeps, runs: RunService): { middleware: Middleware; close(): void } {
   const { config, logger } = deps;
   const { models } = deps.db;
   const publicUrl = new URL(config.PUBLIC_URL);
@@ -40,6 +62,29 @@ export function mcpServer(deps: AppDeps, runs: RunService): Middleware {
   const methods = mcpMethods({ models, logger, runs, mcp, ids, serverVersion: SERVER_VERSION });
   const profiles = createTtlCache<boolean>(config.TRIGGER_CACHE_MS);
   const toolWatch = createToolWatch(models, logger);
+  /** The answer streams open now: ended when the app closes, so their clients resume on another process. */
+  const streams = new Set<ReturnType<typeof openEventStream>>();
+  const openStream = (ctx: Context) => {
+    const out = openEventStream(ctx, config.EVENTS_HEARTBEAT_MS);
+    streams.add(out);
+    out.onClose(() => streams.delete(out));
+    return out;
+  };
+
+  /** Sends the answer to `requestId` on `out` once `answer` settles, then ends the stream. */
+  const answerOn = (out: ReturnType<typeof openEventStream>, requestId: string | number, answer: () => Promise<unknown>, eventId: () => string | undefined) => {
+    void (async () => {
+      let reply: JSONRPCMessage;
+      try {
+        reply = { jsonrpc: '2.0', id: requestId, result: (await answer()) as Record<string, unknown> };
+      } catch (err) {
+        const fault = methods.faultOf(err);
+        reply = { jsonrpc: '2.0', id: requestId, error: { code: fault.code, message: fault.message, ...(fault.data ? { data: fault.data } : {}) } };
+      }
+      await out.send('message', JSON.stringify(reply), eventId());
+      out.end();
+    })();
+  };
 
   const metadataUrl = (profile: string) => `${publicUrl.origin}/.well-known/oauth-protected-resource/mcp${profile === DEFAULT_PROFILE ? '' : `/${profile}`}`;
 
@@ -162,20 +207,30 @@ export function mcpServer(deps: AppDeps, runs: RunService): Middleware {
       }
       return;
     }
-    const out = openEventStream(ctx, config.EVENTS_HEARTBEAT_MS);
-    const channel: Channel = { send: (m) => out.send('message', JSON.stringify(m)), get open() { return out.open; } };
+    const out = openStream(ctx);
+    let eventId: string | undefined;
+    const progressToken = (message.params?._meta as { progressToken?: string | number } | undefined)?.progressToken;
+    const channel: Channel = {
+      send: (m) => out.send('message', JSON.stringify(m), eventId),
+      get open() {
+        return out.open;
+      },
+      resumable(taskId) {
+        eventId = encodeResume({ taskId, requestId: message.id, method: message.method as ResumePoint['method'], ...(progressToken !== undefined ? { progressToken } : {}) });
+        out.prime(eventId, RESUME_RETRY_MS);
+      },
+    };
     // The answer is written from here on, whatever happens: the stream is open.
-    void (async () => {
-      let reply: JSONRPCMessage;
-      try {
-        reply = { jsonrpc: '2.0', id: message.id, result: await methods.request(caller, message, channel) };
-      } catch (err) {
-        const fault = methods.faultOf(err);
-        reply = { jsonrpc: '2.0', id: message.id, error: { code: fault.code, message: fault.message, ...(fault.data ? { data: fault.data } : {}) } };
-      }
-      await out.send('message', JSON.stringify(reply));
-      out.end();
-    })();
+    answerOn(out, message.id, () => methods.request(caller, message, channel), () => eventId);
+  };
+
+  /** `GET` with the `Last-Event-ID` of a broken answer stream: the rest of that answer (methods.ts `resume`). */
+  const resume = (ctx: Context, caller: Caller, point: ResumePoint) => {
+    const out = openStream(ctx);
+    const eventId = encodeResume(point);
+    out.prime(eventId, RESUME_RETRY_MS);
+    const channel: Channel = { send: (m) => out.send('message', JSON.stringify(m), eventId), get open() { return out.open; } };
+    answerOn(out, point.requestId, () => methods.resume(caller, point, channel), () => eventId);
   };
 
   /** `GET`: a stream of `notifications/tools/list_changed` when the profile's tasks change (tool-watch.ts). */
@@ -184,12 +239,18 @@ export function mcpServer(deps: AppDeps, runs: RunService): Middleware {
       ctx.set('Allow', 'POST, DELETE');
       return sendError(ctx, 405, null, new McpFault(RPC.invalidRequest, 'GET opens an event stream: send Accept: text/event-stream'));
     }
-    const out = openEventStream(ctx, config.EVENTS_HEARTBEAT_MS);
+    const lastEvent = ctx.get('last-event-id');
+    if (lastEvent) {
+      const point = decodeResume(lastEvent);
+      if (!point) return sendError(ctx, 400, null, new McpFault(RPC.invalidRequest, 'Last-Event-ID: not an event id of this server'));
+      return resume(ctx, { principal, profile, protocolVersion: ctx.get('mcp-protocol-version') || PROTOCOL_VERSIONS[1] }, point);
+    }
+    const out = openStream(ctx);
     const stop = toolWatch.subscribe(principal.username, profile, () => void out.send('message', JSON.stringify({ jsonrpc: '2.0', method: 'notifications/tools/list_changed' })));
     out.onClose(stop);
   };
 
-  return async (ctx, next) => {
+  const middleware: Middleware = async (ctx, next) => {
     const meta = METADATA.exec(ctx.path);
     if (meta && (ctx.method === 'GET' || ctx.method === 'HEAD')) return metadata(ctx, meta[1] ?? DEFAULT_PROFILE);
     const match = ENDPOINT.exec(ctx.path);
@@ -220,5 +281,12 @@ export function mcpServer(deps: AppDeps, runs: RunService): Middleware {
     }
     ctx.set('Allow', 'GET, POST, DELETE');
     sendError(ctx, 405, null, new McpFault(RPC.invalidRequest, `method ${ctx.method} is not allowed here`));
+  };
+  return {
+    middleware,
+    /** Ends the open streams (the app is closing): their clients resume on another process. */
+    close() {
+      for (const out of [...streams]) out.end();
+    },
   };
 }

@@ -34,6 +34,14 @@ export const TASKS_PAGE = 50;
 /** Methods whose answer may come after notifications or requests on the same stream (an SSE answer). */
 export const STREAMING_METHODS = new Set(['tools/call', 'tasks/result']);
 
+/** Where an answer whose stream broke resumes: its task, its request, and how it was asked (http.ts encodes it). */
+export interface ResumePoint {
+  taskId: string;
+  requestId: string | number;
+  method: 'tools/call' | 'tasks/result';
+  progressToken?: string | number;
+}
+
 /** One request's context: who asks, for which profile, in which revision. */
 export interface Caller {
   principal: McpPrincipal;
@@ -114,6 +122,7 @@ export function mcpMethods(deps: MethodDeps) {
     await saveMcpTask(models, taskId, id, new Date());
     await runs.triggerCounted(task, id.run, args);
     if (p.task && caller.protocolVersion >= TASKS_SINCE) return { task: mcp.taskOf(taskId, await mcp.view(id)) };
+    channel.resumable?.(taskId);
     const run = await mcp.follow(id, taskId, channel, { progressToken: p._meta?.progressToken });
     // The client has gone: nobody reads this answer, and the run goes on.
     if (!run) return {};
@@ -131,6 +140,7 @@ export function mcpMethods(deps: MethodDeps) {
     need(caller, SCOPES.read);
     const { params: p } = params(GetTaskPayloadRequestSchema, request);
     const found = await taskOfCaller(caller, p.taskId);
+    channel.resumable?.(found.taskId);
     const run = await mcp.follow(found.run, found.taskId, channel, { related: true });
     if (!run) return {};
     return mcp.resultOf(run, found.taskId);
@@ -185,9 +195,23 @@ export function mcpMethods(deps: MethodDeps) {
     await runs.decide(found.run, asked.approval, { approve, ...(reason ? { reason } : {}) }, caller.principal.username);
   }
 
+  /**
+   * Goes on with an answer whose stream broke (a `GET` with the `Last-Event-ID` of its stream, on any process): the
+   * end of the task's run, as the interrupted `tools/call` or `tasks/result` would have answered it.
+   */
+  async function resume(caller: Caller, point: ResumePoint, channel: Channel): Promise<Result> {
+    need(caller, SCOPES.read);
+    const found = await taskOfCaller(caller, point.taskId);
+    const related = point.method === 'tasks/result';
+    const run = await mcp.follow(found.run, found.taskId, channel, { progressToken: point.progressToken, related });
+    if (!run) return {};
+    return mcp.resultOf(run, related ? found.taskId : undefined);
+  }
+
   return {
     initialize,
     answer,
+    resume,
     /** Answers a request (other than `initialize`); throws McpFault (or an error that `faultOf` maps). */
     async request(caller: Caller, request: JSONRPCRequest, channel: Channel): Promise<Result> {
       switch (request.method) {

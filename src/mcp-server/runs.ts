@@ -10,6 +10,11 @@ import { McpFault, openApproval, RELATED_TASK_META_KEY, RPC, taskStatusOf, type 
 /** The stream of one request's answer, on which notifications and requests to the client go before the answer. */
 export interface Channel {
   send(message: JSONRPCMessage): Promise<void>;
+  /**
+   * From here on the answer follows MCP task `taskId`: a client whose stream breaks may resume it (with `GET` and
+   * `Last-Event-ID`) on any API process.
+   */
+  resumable?(taskId: string): void;
   /** false once the client has gone. */
   readonly open: boolean;
 }

@@ -178,4 +178,40 @@ describe('MCP server: calls as MCP tasks', () => {
       await second.close();
     }
   });
+
+  it('resumes a call whose API process went away on another process (GET with Last-Event-ID)', async () => {
+    const me = await signedIn('mcp-resume');
+    await createTask(me.api, 'default', 'slow');
+    const held = gate();
+    getStack().fake.script(async (req) => {
+      await held.opened;
+      return openaiText(`resumed ${lastUserText(req)}`);
+    });
+    const leaving = await startApi({});
+    let gone = false;
+    const hosts: string[] = [];
+    // Requests go to the process that is leaving until it has gone, then to the stack's own.
+    const routed = (input: string | URL | Request, init?: RequestInit) => {
+      const url = new URL(input instanceof Request ? input.url : input);
+      url.host = new URL(gone ? getStack().apiUrl : leaving.url).host;
+      hosts.push(`${init?.method ?? 'GET'} ${url.host} ${new Headers(init?.headers).get('last-event-id') ? 'resume' : ''}`);
+      return fetch(url, init);
+    };
+    const { Client: SdkClient } = await import('@modelcontextprotocol/sdk/client/index.js');
+    const { StreamableHTTPClientTransport } = await import('@modelcontextprotocol/sdk/client/streamableHttp.js');
+    const client = new SdkClient({ name: 'resume', version: '1' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(mcpUrl()), { fetch: routed, requestInit: { headers: { Authorization: `Bearer ${me.sessionId}` } } }));
+    try {
+      const call = client.callTool({ name: 'slow', arguments: { text: 'Fa' } }, CallToolResultSchema, { timeout: 60_000 });
+      await until('the provider call', () => getStack().fake.requests.length > 0);
+      gone = true;
+      await leaving.close();
+      held.open();
+      const result = (await call) as CallToolResult;
+      expect(result.content).to.deep.equal([{ type: 'text', text: 'resumed Say Fa' }]);
+      expect(hosts.some((h) => h.endsWith('resume') && h.includes(new URL(getStack().apiUrl).host))).to.equal(true);
+    } finally {
+      await client.close();
+    }
+  });
 });

@@ -182,7 +182,7 @@ export function openEventStream(ctx: Context, heartbeatMs: number) {
       return open();
     },
     /** Writes one event; resolves once the client can take more (or has gone). */
-    async send(event: string, data: string, id?: number): Promise<void> {
+    async send(event: string, data: string, id?: number | string): Promise<void> {
       if (!open()) return;
       if (body.write(`${id === undefined ? '' : `id: ${id}\n`}event: ${event}\ndata: ${data}\n\n`)) return;
       await new Promise<void>((resolve) => {
@@ -194,6 +194,10 @@ export function openEventStream(ctx: Context, heartbeatMs: number) {
         body.on('drain', done);
         body.on('close', done);
       });
+    },
+    /** An event with an id and no data, and the client's reconnection delay (SSE polling, SEP-1699). */
+    prime(id: string, retryMs: number) {
+      if (open()) body.write(`id: ${id}\nretry: ${retryMs}\ndata: \n\n`);
     },
     end() {
       clearInterval(heartbeat);
