@@ -26,6 +26,10 @@ import { invalidParams, isTerminalTask, McpFault, PROTOCOL_VERSIONS, RPC, RUN_ME
 import { freshRunName, type Channel, type McpRuns } from './runs';
 import { inputSchemaOf, taskName, toolOf } from './tools';
 import { validatorOf } from '../json-schema';
+import { createTtlCache } from '../ttl-cache';
+
+/** How long a task handle read from the store serves (handles never change). */
+const HANDLE_CACHE_MS = 60_000;
 
 /** Tools per `tools/list` page, tasks per `tasks/list` page. */
 export const TOOLS_PAGE = 50;
@@ -68,8 +72,11 @@ export function mcpMethods(deps: MethodDeps) {
   const need = (caller: Caller, scope: string) => {
     if (!allows(caller.principal, scope)) throw forbidden(scope);
   };
+  // A task handle never changes once written (a deleted run shows as gone when it is read): kept a while.
+  const handles = createTtlCache<McpTaskRecord | null>(HANDLE_CACHE_MS, { keep: (found) => found !== null });
   const taskOfCaller = async (caller: Caller, taskId: string): Promise<McpTaskRecord> => {
-    const found = await findMcpTask(models, taskId, caller.principal.username);
+    const owner = caller.principal.username;
+    const found = await handles.get(`${owner}\n${taskId}`, () => findMcpTask(models, taskId, owner));
     if (!found) throw unknownTask();
     return found;
   };
@@ -121,7 +128,7 @@ export function mcpMethods(deps: MethodDeps) {
     // The handle first: a run that exists is always one whose task id its owner can use.
     await saveMcpTask(models, taskId, id, new Date());
     await runs.triggerCounted(task, id.run, args);
-    if (p.task && caller.protocolVersion >= TASKS_SINCE) return { task: mcp.taskOf(taskId, await mcp.view(id)) };
+    if (p.task && caller.protocolVersion >= TASKS_SINCE) return { task: mcp.taskOf(taskId, await mcp.status(id)) };
     channel.resumable?.(taskId);
     const run = await mcp.follow(id, taskId, channel, { progressToken: p._meta?.progressToken });
     // The client has gone: nobody reads this answer, and the run goes on.
@@ -133,7 +140,7 @@ export function mcpMethods(deps: MethodDeps) {
     need(caller, SCOPES.read);
     const { params: p } = params(GetTaskRequestSchema, request);
     const found = await taskOfCaller(caller, p.taskId);
-    return mcp.taskOf(found.taskId, await mcp.view(found.run));
+    return mcp.taskOf(found.taskId, await mcp.status(found.run));
   }
 
   async function taskResult(caller: Caller, request: JSONRPCRequest, channel: Channel): Promise<Result> {
@@ -152,7 +159,7 @@ export function mcpMethods(deps: MethodDeps) {
     const page = await listMcpTasks(models, caller.principal.username, TASKS_PAGE, cursor);
     const tasks = [];
     for (const item of page.items) {
-      const run = await runs.view(item.run);
+      const run = await runs.status(item.run);
       // A run deleted since (with its task, or past retention) is left out.
       if (run) tasks.push(mcp.taskOf(item.taskId, run));
     }

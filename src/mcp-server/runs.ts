@@ -19,8 +19,11 @@ export interface Channel {
   readonly open: boolean;
 }
 
-/** How often a call that waits for its run reads it (the reader shares one query among a run's readers anyway). */
-const FOLLOW_MIN_MS = 200;
+/**
+ * A call that waits for its run reads it every half LIVE_RUN_CACHE_MS, as a run's event streams do (the reader
+ * shares one query among a run's readers, so reading more often gets nothing newer), and never faster than this.
+ */
+const FOLLOW_MIN_MS = 100;
 /** A client is told to poll a task no faster than this. */
 const POLL_INTERVAL_MS = 1_000;
 
@@ -29,7 +32,7 @@ export const freshRunName = () => `mcp-${crypto.randomBytes(9).toString('base64u
 
 /** Reading and waiting for runs started through MCP, as the HTTP API's run routes do (they share the RunService). */
 export function mcpRuns(runs: RunService, config: Pick<Config, 'LIVE_RUN_CACHE_MS' | 'RUN_RETENTION_DAYS'>) {
-  const followMs = Math.max(FOLLOW_MIN_MS, config.LIVE_RUN_CACHE_MS);
+  const followMs = Math.max(FOLLOW_MIN_MS, config.LIVE_RUN_CACHE_MS / 2);
   const ttl = config.RUN_RETENTION_DAYS ? Math.round(config.RUN_RETENTION_DAYS * 86_400_000) : null;
 
   /** The run, or a fault the client can act on when it is gone (deleted, with its task or on its own). */
@@ -40,7 +43,7 @@ export function mcpRuns(runs: RunService, config: Pick<Config, 'LIVE_RUN_CACHE_M
   };
 
   /** The MCP task of a run (the mapping of statuses is protocol.ts's `taskStatusOf`). */
-  const taskOf = (taskId: string, run: RunView, override?: McpTaskStatus): Task => {
+  const taskOf = (taskId: string, run: Pick<RunView, 'status' | 'results' | 'created_at' | 'modified_at'>, override?: McpTaskStatus): Task => {
     const { status, message } = taskStatusOf(run);
     return {
       taskId,
@@ -111,7 +114,14 @@ export function mcpRuns(runs: RunService, config: Pick<Config, 'LIVE_RUN_CACHE_M
     }
   };
 
-  return { view, taskOf, resultOf, follow };
+  /** The run's status from its record (no workflow query: what `tasks/get` and `tasks/list` read). */
+  const status = async (id: RunIdentity) => {
+    const run = await runs.status(id);
+    if (!run) throw new McpFault(RPC.invalidParams, `the run "${id.run}" of this task no longer exists`);
+    return run;
+  };
+
+  return { view, status, taskOf, resultOf, follow };
 }
 
 export type McpRuns = ReturnType<typeof mcpRuns>;

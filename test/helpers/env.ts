@@ -17,6 +17,8 @@ export const testEnv = {
   temporalAddress: process.env.TEMPORAL_ADDRESS,
   temporalNamespace: process.env.TEMPORAL_NAMESPACE ?? 'default',
   /** Python with mcp-run installed (scripts/test.sh makes the virtual environment in .venv). */
+  /** Node 24 (scripts/test.sh exports it from scripts/install-node.sh), for what needs Node ≥ 22. */
+  node24: process.env.NODE24,
   python: process.env.PTR_TEST_PYTHON ?? (fs.existsSync('.venv/bin/python') ? path.resolve('.venv/bin/python') : undefined),
 };
 

@@ -65,6 +65,8 @@ export function runService(deps: AppDeps, reader: RunReader, limits: RateLimits,
     read: reads.read,
     /** The run object as a read presents it, or null when there is no such run (reads.ts `view`). */
     view: reads.view,
+    /** The run's status from its record, without asking its workflow (reads.ts `status`). */
+    status: reads.status,
     list: reads.list,
     /** `GET <run path>/events`: the run as Server-Sent Events, its live reads shared with polls (events.ts). */
     events: runEvents(deps, reads),
