@@ -19,6 +19,7 @@ import { servletCommands } from './ptr/servlets';
 import { signedCommands } from './ptr/signed';
 import type { CliEnv } from './ptr/settings';
 import { taskCommands } from './ptr/tasks';
+import { tokenCommands } from './ptr/tokens';
 import { webhookCommands } from './ptr/webhooks';
 
 export interface CliIo {
@@ -30,7 +31,7 @@ export interface CliIo {
 /** Runs one command line (without `node ptr`); resolves to the exit code. */
 export async function runCli(argv: string[], io: CliIo): Promise<number> {
   const program = new Command('ptr')
-    .description('Command line of the prompt task runner: profiles, tasks, servlets, runs, schedules, webhooks and signed URLs over its HTTP API.')
+    .description('Command line of the prompt task runner: profiles, tasks, servlets, runs, schedules, webhooks, signed URLs and access tokens over its HTTP API.')
     .option('--json', 'machine-readable output: one JSON document (following a run: one JSON object per line)')
     .option('--origin <url>', "the API's address (default: MCP_RUN_ORIGIN, the config file, a running `npm run dev`'s API, else http://127.0.0.1:8080)")
     .showHelpAfterError('(add --help for usage)')
@@ -47,6 +48,7 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
   signedCommands(program, ctx);
   approvalCommands(program, ctx);
   accountCommands(program, ctx);
+  tokenCommands(program, ctx);
 
   try {
     await program.parseAsync(argv, { from: 'user' });

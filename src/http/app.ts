@@ -22,6 +22,7 @@ import { installationsRouter } from './routes/installations/router';
 import { contentRouter } from './routes/content/router';
 import { schedulesRouter } from './routes/schedules/router';
 import { approvalsRouter } from './routes/approvals/router';
+import { tokensRouter } from './routes/tokens/router';
 import { codecRouter } from './routes/codec/router';
 import { healthRouter } from './routes/health/router';
 import { docsRouter } from './routes/docs/router';
@@ -104,6 +105,7 @@ export function createApp(deps: AppDeps): Koa {
   api.use(schedulesRouter(deps, runs).routes());
   api.use(approvalsRouter(deps).routes());
   api.use(mcpRouter(deps).routes());
+  api.use(tokensRouter(deps).routes());
 
   app.use(requestMetrics(metrics));
   app.use(accessLog(deps.logger));

@@ -3,6 +3,7 @@ import type { Config } from '../config';
 import type { Logger } from '../logger';
 import type { Db } from '../store/connect';
 import type { Keyring } from '../store/secrets';
+import type { TokenGrant } from '../store/tokens';
 
 /** What the HTTP layer is built from. Entry points and tests pass real clients. */
 export interface AppDeps {
@@ -14,6 +15,8 @@ export interface AppDeps {
 }
 
 export interface AuthState {
-  /** The session's user. */
+  /** The user of the session or access token. */
   username: string;
+  /** The access token's grant when the request came with one (middleware/auth.ts), else undefined: a session. */
+  token?: TokenGrant;
 }

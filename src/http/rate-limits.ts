@@ -5,6 +5,7 @@ import type { Config } from '../config';
 import type { Db } from '../store/connect';
 import { RATE_LIMIT_COLLECTION } from '../store/rate-limit-counts';
 import { sha256 } from '../store/secrets';
+import { presentedSession } from './middleware/auth';
 
 
 const MINUTE_S = 60;
@@ -63,8 +64,9 @@ export function createRateLimits(db: Db, config: Pick<Config, 'TRIGGER_LIMIT_PER
         const matched = (ctx as { matched?: Array<{ path: string; methods: string[] }> }).matched ?? [];
         const trigger = matched.some((layer) => layer.methods.includes(ctx.method) && triggerRoutes.has(`${ctx.method} ${layer.path}`));
         if (limit && ctx.method !== 'GET' && ctx.method !== 'HEAD' && ctx.method !== 'OPTIONS' && !trigger) {
-          // The session id's hash, as the sessions collection keys it: the id itself (a credential) is never stored.
-          const session = sha256(ctx.cookies.get('sessionId') ?? '');
+          // The credential's hash (session id or access token, cookie or Bearer), as their collections key them: the
+          // credential itself is never stored.
+          const session = sha256(presentedSession(ctx) ?? '');
           await consume(limit, session, (res) => new RateLimited('write_limit', `WRITE_LIMIT_PER_MINUTE: more than ${config.WRITE_LIMIT_PER_MINUTE} writes a minute with this session; nothing was changed`, retryAfter(res)));
         }
         await next();

@@ -269,7 +269,10 @@ export function mcpServer(deps: AppDeps, runs: RunService): { middleware: Middle
       ctx.set('WWW-Authenticate', `Bearer resource_metadata="${metadataUrl(profile)}"`);
       return sendError(ctx, 401, null, new McpFault(RPC.unauthorized, 'unauthorized: send Authorization: Bearer <token>'));
     }
-    const known = allowsProfile(principal, profile) && (await profiles.get(`${principal.username}\n${profile}`, async () => !!(await findProfile(models, principal.username, profile))).catch(() => undefined));
+    if (!allowsProfile(principal, profile)) {
+      return sendError(ctx, 403, null, new McpFault(RPC.unauthorized, `this access token is not for profile "${profile}"`, { code: 'profile_not_allowed' }));
+    }
+    const known = (await profiles.get(`${principal.username}\n${profile}`, async () => !!(await findProfile(models, principal.username, profile))).catch(() => undefined));
     if (known === undefined) return sendError(ctx, 503, null, new McpFault(RPC.unavailable, 'MongoDB did not answer in time; retry in a moment', { retry_after: 1 }));
     if (!known) return sendError(ctx, 404, null, new McpFault(RPC.invalidRequest, `profile "${profile}" not found`));
     if (ctx.method === 'POST') return post(ctx, principal, profile);

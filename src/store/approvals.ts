@@ -28,9 +28,10 @@ type Scanned = Pick<RunRecord, '_id' | 'owner' | 'profile' | 'task' | 'name' | '
  * but `_id` anyway), PENDING_RUNS_SCANNED at most. A run whose last entry is no longer stored (deleted meanwhile) is
  * left out.
  */
-export async function pendingApprovals(models: Models, owner: string, only: { profile?: string; task?: string } = {}): Promise<PendingApproval[]> {
+export async function pendingApprovals(models: Models, owner: string, only: { profile?: string; task?: string; profiles?: readonly string[] | null } = {}): Promise<PendingApproval[]> {
   const where: Record<string, unknown> = { owner, status: 'pending' };
   if (only.profile !== undefined) where.profile = only.profile;
+  else if (only.profiles) where.profile = { $in: only.profiles };
   if (only.task !== undefined) where.task = only.task;
   const runs = await models.Run.find(where, { owner: 1, profile: 1, task: 1, name: 1, results: 1, entry_count: 1, modified_at: 1 })
     .sort({ modified_at: 1, _id: 1 })

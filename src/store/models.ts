@@ -33,6 +33,28 @@ const session = new Schema(
   opts,
 );
 
+/**
+ * An access token (store/tokens.ts): a credential for the task and run routes and the MCP server, limited to some
+ * profiles and scopes. Revoking deletes the document.
+ */
+const token = new Schema(
+  {
+    /** sha256 of the token (FerretDB finds documents by _id without scanning the collection); the token is never stored. */
+    _id: { type: String, required: true },
+    username: { type: String, required: true },
+    name: { type: String, required: true },
+    /** The profiles it may act in; null: every profile of its user. */
+    profiles: { type: [String], default: null },
+    scopes: { type: [String], required: true },
+    created_at: { type: Date, required: true },
+    expires_at: { type: Date, required: true },
+    /** When it was last accepted, written at most once a minute (store/tokens.ts LAST_USED_RESOLUTION_MS). */
+    last_used_at: { type: Date, default: null },
+  },
+  opts,
+);
+token.index({ username: 1, name: 1 }, { unique: true });
+
 const profile = new Schema(
   {
     owner: { type: String, required: true },
@@ -376,6 +398,7 @@ export function registerModels(conn: Connection) {
   return {
     User: conn.model('User', user, 'users'),
     Session: conn.model('Session', session, 'sessions'),
+    Token: conn.model('Token', token, 'tokens'),
     Profile: conn.model('Profile', profile, 'profiles'),
     Task: conn.model('Task', task, 'tasks'),
     TaskVersion: conn.model('TaskVersion', taskVersion, 'task_versions'),
@@ -404,6 +427,7 @@ export type Models = ReturnType<typeof registerModels>;
 /** Documents as stored, derived from their schemas (the store's record types pick from these; none is written by hand). */
 export type UserDoc = InferSchemaType<typeof user>;
 export type ProfileDoc = InferSchemaType<typeof profile>;
+export type TokenDoc = InferSchemaType<typeof token>;
 export type InstallationDoc = InferSchemaType<typeof installation> & { _id: Types.ObjectId };
 export type McpServerDoc = InferSchemaType<typeof mcpServer>;
 export type TaskDoc = InferSchemaType<typeof task> & { _id: Types.ObjectId };

@@ -83,9 +83,11 @@ export async function listTasks(
   owner: string,
   profile: string | undefined,
   page: PageRequest,
-  only: { deprecated?: boolean } = {},
+  only: { deprecated?: boolean; profiles?: readonly string[] | null } = {},
 ): Promise<Page<TaskRecord>> {
   const filter: Record<string, unknown> = profile === undefined ? { owner } : { owner, profile };
+  // An access token limited to some profiles lists theirs only (http/token-routes.ts).
+  if (profile === undefined && only.profiles) filter.profile = { $in: only.profiles };
   if (only.deprecated) filter.$or = RUNNERS.map((runner) => ({ runner, model: { $in: deprecatedModels(runner) } }));
   const q = keysetQuery(filter, page, ['profile', 'name']);
   const docs = await models.Task.find(q.where).sort(q.sort).limit(q.limit).lean<TaskRecord[]>();

@@ -105,7 +105,7 @@ describe('faults: the accounts at the end', () => {
     expect(state.markers.map((d) => String(d._id)), 'runs still holding a live-run place (live_runs)').to.deep.equal([]);
   });
 
-  it('left no provider key, install secret, webhook secret or MCP header in MongoDB, in any workflow history, in any process log, in any answer of the API or in any webhook delivery', async function () {
+  it('left no provider key, install secret, webhook secret, MCP header or access token in MongoDB, in any workflow history, in any process log, in any answer of the API or in any webhook delivery', async function () {
     this.timeout(300_000);
     const stack = faultStack();
     // Canaries, to show the scan can find what is there: a user name (in documents, histories and logs, a worker's
@@ -141,11 +141,16 @@ describe('faults: the accounts at the end', () => {
     // An install's configuration goes back to its owner, in the answers of the installations routes: the Python
     // client runs tools locally with it (compat.md, "List"). Nowhere else, and never a key, a webhook secret or an
     // MCP install's header value or URL query (`mcp secret`: not even to the owner).
-    const toOwner = (h: SecretHit) => h.kind === 'install secret' && /^answer (GET|POST) \/api\/profiles\/~\/[^/]+\/installations \d+$/.test(h.where);
+    // An access token is shown once, in the answer that made it.
+    const toOwner = (h: SecretHit) =>
+      (h.kind === 'install secret' && /^answer (GET|POST) \/api\/profiles\/~\/[^/]+\/installations \d+$/.test(h.where)) ||
+      (h.kind === 'access token' && h.where === 'answer POST /api/tokens/~ 201');
     const hits = scanner.hits.filter((h) => !h.kind.startsWith('canary') && !toOwner(h));
     Object.assign(ledger.final, { secretHits: hits.length, installConfigsToOwner: scanner.hits.filter(toOwner).length, scanned: scanner.scanned });
     for (const hit of hits.slice(0, 20)) ledger.notes.push(`secret found: ${hit.kind} in ${hit.where}`);
     expect(ledger.secrets.length).to.be.greaterThan(0);
+    // The scan finds tokens where they are: in the answers that made them.
+    expect(scanner.hits.filter((h) => h.kind === 'access token' && toOwner(h)), 'access tokens in the answers that made them').to.not.deep.equal([]);
     expect(hits).to.deep.equal([]);
   });
 

@@ -16,7 +16,7 @@ import { testEnv } from '../helpers/env';
 import { startFakeProvider, type FakeProvider } from '../helpers/fake-provider';
 import { apiSpec, ferretDbSpec, ManagedProcess, temporalDevSpec, workerSpec } from '../helpers/managed-process';
 import { freePort } from '../helpers/net';
-import { countingApi, owners, trigger, type CountingApi } from './client';
+import { countedFetch, countingApi, owners, trigger, type CountingApi } from './client';
 import { closedRun, ledger, type ClosedRun } from './ledger';
 import { providerScript, type ProviderScript } from './provider-script';
 
@@ -243,10 +243,23 @@ export async function faultUser(prefix: string): Promise<{ username: string; api
     const { id } = await createSession(db.models, username, 24);
     const api = countingApi(id, apiUrl);
     owners.set(username, api);
+    await faultToken(api, apiUrl);
     return { username, api };
   } finally {
     await db.close();
   }
+}
+
+/**
+ * An access token of the user (recorded for the scan), used once: the scan finds it anywhere but in the one answer
+ * that shows it to its owner (`POST /api/tokens/~`).
+ */
+async function faultToken(api: CountingApi, apiUrl: string) {
+  const made = await api.post('/api/tokens/~', { name: 'fault', scopes: ['tasks:read', 'runs:read'] });
+  expect(made.status, made.text).to.equal(201);
+  const token = ledger.secret('access token', made.body.token as string);
+  const used = await countedFetch(`${apiUrl}/api/tasks/~`, { headers: { authorization: `Bearer ${token}` } });
+  expect(used.status, used.text).to.equal(200);
 }
 
 /**

@@ -70,7 +70,8 @@ class Ledger {
   readonly runs = new Map<string, AcceptedRun>();
   /** Secrets the suite gave the service, by kind; the final scan looks for each. */
   /** `mcp secret`: an MCP install's header value or URL query, which no answer shows, not even to the owner. */
-  readonly secrets: Array<{ kind: 'provider key' | 'install secret' | 'webhook secret' | 'mcp secret'; value: string }> = [];
+  /** `access token`: a user's token (`ptr_…`), shown once in the answer that made it and nowhere else. */
+  readonly secrets: Array<{ kind: 'provider key' | 'install secret' | 'webhook secret' | 'mcp secret' | 'access token'; value: string }> = [];
   readonly notes: string[] = [];
   /** Every answer's body, by request (`<method> <path> <status>`): the final scan looks for secrets in them too. */
   readonly answers: Array<{ where: string; text: string }> = [];

@@ -124,4 +124,31 @@ describe('MCP server: HTTP (auth, origin, sessions, limits)', () => {
     expect(missing.body.error.message).to.match(/profile "~\/nowhere" not found.*MCP endpoint/);
     expect((await me.api.post('/api/mcp/sse/url', { activeProfile: 'someone-else/default' })).status).to.equal(404);
   });
+
+  it('takes access tokens, limited to their profiles and scopes, and refuses a revoked one', async () => {
+    const me = await signedIn('mcp-token');
+    await createTask(me.api, 'default', 'greet');
+    expect((await me.api.post('/api/profiles/~/work', { description: 'work' })).status).to.be.oneOf([200, 201]);
+    const made = await me.api.post('/api/tokens/~', { name: 'reader', profiles: ['default'], scopes: ['tasks:read', 'runs:read'] });
+    expect(made.status, made.text).to.equal(201);
+    const token = made.body.token as string;
+    const client = await mcpClient(token);
+    expect((await client.listTools()).tools.map((t) => t.name)).to.deep.equal(['greet']);
+    let err: any;
+    try {
+      await client.callTool({ name: 'greet', arguments: { text: 'x' } });
+    } catch (e) {
+      err = e;
+    }
+    expect(err?.message).to.match(/runs:trigger/);
+    expect(getStack().fake.requests).to.have.length(0);
+    const work = await post(mcpUrl('work'), INIT, { authorization: `Bearer ${token}` });
+    expect(work.status).to.equal(403);
+    expect(work.body.error.message).to.match(/not for profile "work"/);
+    expect((await me.api.delete('/api/tokens/~/reader')).status).to.equal(204);
+    await new Promise((r) => setTimeout(r, getStack().config.SESSION_CACHE_MS + 100));
+    const revoked = await post(mcpUrl(), INIT, { authorization: `Bearer ${token}` });
+    expect(revoked.status).to.equal(401);
+    expect(revoked.headers.get('www-authenticate')).to.match(/^Bearer resource_metadata=/);
+  });
 });

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { NAME_PATTERN, NAME_RULE, nameSchema } from '../../store/names';
+import { tokenRouteOf } from '../token-routes';
 import type { Example, Operation, ResponseSpec } from './operation';
 
 /** Shapes and parameters most operations share. */
@@ -95,7 +96,10 @@ const WRITES = new Set(['put', 'post', 'delete']);
 export function withSessionErrors(op: Operation): Operation {
   if (!op.session) return op;
   const more = errors({
-    401: 'No session (neither a Bearer token nor the cookie), or an unknown, expired or revoked one',
+    401: 'No session (neither a Bearer token nor the cookie), or an unknown, expired or revoked one (or access token)',
+    403: tokenRouteOf(op.method, op.path)
+      ? ['An access token without the scope (`insufficient_scope`) or the profile (`profile_not_allowed`) this needs', 'insufficient_scope', 'scope: this access token lacks "runs:control" (it has "tasks:read", "runs:read")']
+      : ['`session_required`: an access token, which this route does not take (docs/tokens.md)', 'session_required', 'this route needs a session'],
     ...(WRITES.has(op.method) ? { 429: 'Past `WRITE_LIMIT_PER_MINUTE` (`write_limit`); `Retry-After` says when to retry' } : {}),
     503: '`mongodb_unavailable` or `temporal_unavailable`: a dependency did not answer in time; `Retry-After: 1`',
   });

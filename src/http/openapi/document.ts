@@ -10,6 +10,7 @@ import { scheduleOperations } from './schedules';
 import { servletOperations } from './servlets';
 import { signedOperations } from './signed';
 import { taskOperations } from './tasks';
+import { tokenOperations } from './tokens';
 import { userProfileOperations } from './users-profiles';
 
 /**
@@ -29,6 +30,7 @@ export function apiOperations(config: Config): Operation[] {
     ...signedOperations(),
     ...scheduleOperations(),
     ...servletOperations(),
+    ...tokenOperations(),
   ].map(withSessionErrors);
 }
 
@@ -39,6 +41,7 @@ const TAGS = [
   { name: 'users and profiles', description: 'docs/users-profiles-tasks.md' },
   { name: 'tasks', description: 'Variant A: `/api/profiles/~/default/tasks/...`; Variant B: `/api/tasks/~/<profile>/...`' },
   { name: 'runs', description: 'docs/runs.md' },
+  { name: 'access tokens', description: 'docs/tokens.md: `Authorization: Bearer ptr_…` on the task and run routes' },
   { name: 'signed URLs', description: 'Trigger a task without a session (docs/runs.md, "Signed URLs")' },
   { name: 'schedules', description: 'docs/schedules.md' },
   { name: 'webhooks', description: 'docs/webhooks.md' },
@@ -73,6 +76,7 @@ export function buildOpenApiDocument(config: Config): Record<string, unknown> {
       securitySchemes: {
         session: { type: 'apiKey', in: 'cookie', name: 'sessionId', description: 'A session id, `ptr/<user>/<random>`' },
         sessionBearer: { type: 'http', scheme: 'bearer', description: 'The same session id as a Bearer token, for clients other than browsers' },
+        accessToken: { type: 'http', scheme: 'bearer', description: 'An access token, `ptr_…` (docs/tokens.md), on the operations that list it; the names are the scopes it needs' },
         codecToken: { type: 'http', scheme: 'bearer', description: 'CODEC_TOKEN' },
       },
     },

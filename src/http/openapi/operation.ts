@@ -1,4 +1,5 @@
 import type { ZodType } from 'zod';
+import { tokenRouteOf } from '../token-routes';
 import type { ZodOpenApiOperationObject, ZodOpenApiResponseObject, ZodOpenApiContentObject, ZodObjectInput } from 'zod-openapi';
 
 /**
@@ -72,6 +73,12 @@ function response(spec: ResponseSpec): ZodOpenApiResponseObject {
   };
 }
 
+/** A session, or on the routes of TOKEN_ROUTES an access token with the scope it names. */
+function sessionSecurity(op: Pick<Operation, 'method' | 'path'>): Array<Record<string, string[]>> {
+  const route = tokenRouteOf(op.method, op.path);
+  return [{ session: [] }, { sessionBearer: [] }, ...(route ? [{ accessToken: [route.scope] }] : [])];
+}
+
 /** The operation as zod-openapi takes it. */
 export function toZodOpenApi(op: Operation): ZodOpenApiOperationObject {
   const body = op.body;
@@ -80,7 +87,7 @@ export function toZodOpenApi(op: Operation): ZodOpenApiOperationObject {
     summary: op.summary,
     ...(op.description ? { description: op.description } : {}),
     tags: op.tags,
-    security: op.session ? [{ session: [] }, { sessionBearer: [] }] : (op.security ?? []),
+    security: op.session ? sessionSecurity(op) : (op.security ?? []),
     ...(op.params ? { requestParams: op.params } : {}),
     ...(body
       ? {

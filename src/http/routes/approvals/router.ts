@@ -1,6 +1,7 @@
 import Router from '@koa/router';
 import { pendingApprovals } from '../../../store/approvals';
 import type { AppDeps, AuthState } from '../../deps';
+import { requireProfile } from '../../token-auth';
 import { parse } from '../../validate';
 import { runUrlB } from '../runs/router';
 import { ownerFromPath } from '../users/owner';
@@ -12,7 +13,10 @@ export function approvalsRouter(deps: AppDeps): Router<AuthState> {
   router.get('/approvals/:user', async (ctx) => {
     const owner = ownerFromPath(ctx, ctx.params.user, `user "${ctx.params.user}"`);
     const only = parse(approvalsQuery, { profile: ctx.query.profile, task: ctx.query.task }, 'query');
-    const pending = await pendingApprovals(deps.db.models, owner, only);
+    const token = ctx.state.token;
+    // An access token limited to some profiles: theirs only, and no other by `?profile=`.
+    if (token && only.profile !== undefined) requireProfile(token, only.profile);
+    const pending = await pendingApprovals(deps.db.models, owner, { ...only, profiles: token?.profiles });
     const body: ApprovalsView = {
       approvals: pending.map((a) => ({
         run_url: runUrlB(deps.config.PUBLIC_URL, a.run.owner, a.run.profile, a.run.task, a.run.run),

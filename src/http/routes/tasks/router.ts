@@ -78,7 +78,7 @@ export function tasksRouter(deps: AppDeps, on: { saved?: (ref: TaskRef) => void;
       await getProfile(models, owner, p.profile);
     }
     const { deprecated } = parse(listQuery, { deprecated: ctx.query.deprecated }, 'query');
-    sendPage(ctx, await listTasks(models, owner, profile, pageRequest(ctx), { deprecated: deprecated === 'true' }), presentTask);
+    sendPage(ctx, await listTasks(models, owner, profile, pageRequest(ctx), { deprecated: deprecated === 'true', profiles: ctx.state.token?.profiles }), presentTask);
   };
 
   // Variant A: the default profile is fixed in the path.
