@@ -13,7 +13,7 @@ import { allowsProfile, mcpAuthenticator, type McpPrincipal } from './auth';
 import { createIds } from './ids';
 import { z } from 'zod';
 import { mcpMethods, STREAMING_METHODS, type Caller, type ResumePoint } from './methods';
-import { McpFault, PROTOCOL_VERSIONS, RPC } from './protocol';
+import { HEADER_VERSIONS, McpFault, PROTOCOL_VERSIONS, RPC } from './protocol';
 import { mcpRuns, type Channel } from './runs';
 import { createToolWatch } from './tool-watch';
 
@@ -164,8 +164,8 @@ export function mcpServer(deps: AppDeps, runs: RunService): { middleware: Middle
     const id = 'id' in message ? (message.id ?? null) : null;
     const initializing = isJSONRPCRequest(message) && message.method === 'initialize';
     const version = ctx.get('mcp-protocol-version');
-    if (version && !initializing && !(PROTOCOL_VERSIONS as readonly string[]).includes(version)) {
-      return sendError(ctx, 400, id, new McpFault(RPC.invalidRequest, `MCP-Protocol-Version: "${version.slice(0, 40)}" is not supported (${PROTOCOL_VERSIONS.join(', ')})`));
+    if (version && !initializing && !HEADER_VERSIONS.includes(version)) {
+      return sendError(ctx, 400, id, new McpFault(RPC.invalidRequest, `MCP-Protocol-Version: "${version.slice(0, 40)}" is not supported (${HEADER_VERSIONS.join(', ')})`));
     }
     const session = ctx.get('mcp-session-id');
     if (session && !initializing && !ids.isSessionOf(session, principal.username)) {

@@ -1,8 +1,13 @@
-import { ErrorCode, RELATED_TASK_META_KEY, type Task } from '@modelcontextprotocol/sdk/types.js';
+import { ErrorCode, RELATED_TASK_META_KEY, SUPPORTED_PROTOCOL_VERSIONS, type Task } from '@modelcontextprotocol/sdk/types.js';
 import type { RunView } from '../http/presenters/run';
 
 /** The revisions this server speaks; the first is answered to a client asking for one it does not know. */
 export const PROTOCOL_VERSIONS = ['2025-11-25', '2025-06-18'] as const;
+/**
+ * `MCP-Protocol-Version` values a request may carry: the SDK's (older revisions ask nothing of tools that these do
+ * not answer); `initialize` still negotiates one of PROTOCOL_VERSIONS.
+ */
+export const HEADER_VERSIONS: readonly string[] = SUPPORTED_PROTOCOL_VERSIONS;
 /** Tasks (`tools/call` with `task`, `tasks/*`) came with this revision. */
 export const TASKS_SINCE = '2025-11-25';
 

@@ -1,6 +1,6 @@
 import Mustache from 'mustache';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
-import type { TaskRecord } from '../store/tasks';
+import { taskInputSchema, type TaskRecord } from '../store/tasks';
 
 /** A JSON Schema object, as a tool's `inputSchema` holds one. */
 type Schema = { type?: 'object' | 'string'; properties?: Record<string, Schema>; required?: string[]; additionalProperties?: boolean } & Record<string, unknown>;
@@ -19,7 +19,7 @@ export const toolName = (task: string) => task;
 /** The task a tool name calls (see toolName). */
 export const taskName = (tool: string) => tool;
 
-type ToolTask = Pick<TaskRecord, 'name' | 'runner' | 'model' | 'prompt' | 'description' | 'input_schema'>;
+type ToolTask = Pick<TaskRecord, 'name' | 'runner' | 'model' | 'prompt' | 'description' | 'input_schema_json'>;
 
 /** A task as an MCP tool: its own description and input schema, else ones made from its runner, model and prompt. */
 export function toolOf(task: ToolTask): Tool {
@@ -35,7 +35,7 @@ export function toolOf(task: ToolTask): Tool {
 }
 
 /** The input schema of a task's tool: the one it declares (`input_schema`), else the one its placeholders make. */
-export const inputSchemaOf = (task: Pick<ToolTask, 'prompt' | 'input_schema'>): object => task.input_schema ?? placeholderSchema(task.prompt);
+export const inputSchemaOf = (task: Pick<ToolTask, 'prompt' | 'input_schema_json'>): object => taskInputSchema(task) ?? placeholderSchema(task.prompt);
 
 /** A summary of the task: its runner, model and the start of its prompt. */
 export function describeTask(task: Pick<TaskRecord, 'runner' | 'model' | 'prompt'>): string {

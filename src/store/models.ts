@@ -80,8 +80,11 @@ const taskFields = {
   limits: { type: Schema.Types.Mixed, default: null },
   /** What the task does, for people and for MCP clients (its tool's description); null: none. */
   description: { type: String, default: null },
-  /** JSON Schema 2020-12 of its trigger data (its MCP tool's inputSchema); null: made from the prompt's placeholders. */
-  input_schema: { type: Schema.Types.Mixed, default: null },
+  /**
+   * JSON Schema 2020-12 of its trigger data (its MCP tool's inputSchema) as JSON text: a schema's keys (`$schema`,
+   * `$defs`, `$ref`) are not keys a document may hold. null: made from the prompt's placeholders.
+   */
+  input_schema_json: { type: String, default: null },
   key: { type: sealed, default: null },
 };
 

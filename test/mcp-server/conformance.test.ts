@@ -7,17 +7,29 @@ import { signedIn } from '../helpers/api';
 import { startAuthProxy } from '../helpers/auth-proxy';
 import { createTask } from '../helpers/runs';
 import { getStack } from '../helpers/stack';
+import { lastUserText, openaiText, providerError } from '../helpers/fake-provider';
 import { testEnv } from '../helpers/env';
 
 const run = promisify(execFile);
 const root = path.resolve(__dirname, '..', '..');
 
 /**
- * The server scenarios of `@modelcontextprotocol/conformance` that a server of task-backed tools can pass. Those left
- * out test tools, resources, prompts, logging or completions a conformance server is asked to have
- * (`test_simple_text`, `test_reconnection`...), which a profile's tools are not.
+ * The server scenarios of `@modelcontextprotocol/conformance` that a server of task-backed tools can pass, the tools
+ * they call being tasks (made in `before`). Those left out need what a task's run does not do (images, audio,
+ * embedded resources, logging, sampling, progress at set values, elicitation of set schemas) or what this server
+ * does not serve (resources, prompts, completions, logging/setLevel).
  */
-export const SCENARIOS = ['server-initialize', 'ping', 'tools-list', 'dns-rebinding-protection', 'server-sse-polling', 'server-sse-multiple-streams'];
+export const SCENARIOS = [
+  'server-initialize',
+  'ping',
+  'tools-list',
+  'tools-call-simple-text',
+  'tools-call-error',
+  'json-schema-2020-12',
+  'dns-rebinding-protection',
+  'server-sse-polling',
+  'server-sse-multiple-streams',
+];
 
 /** The suite's command line (its package's `bin`), or undefined when it is not installed. */
 function conformanceBin(): string | undefined {
@@ -50,6 +62,22 @@ describe('MCP server: the conformance suite\'s server scenarios (Node 24, throug
     node = await node24();
     const me = await signedIn('conformance');
     await createTask(me.api, 'default', 'greet');
+    // Tools some scenarios look for, as tasks: one declaring the schema json-schema-2020-12 checks is kept as given,
+    // one server-sse-polling calls (a run: its answer stream opens with a priming event and a retry).
+    const declared = {
+      $schema: 'https://json-schema.org/draft/2020-12/schema',
+      type: 'object',
+      $defs: { address: { type: 'object', properties: { street: { type: 'string' }, city: { type: 'string' } } } },
+      properties: { name: { type: 'string' }, address: { $ref: '#/$defs/address' } },
+      additionalProperties: false,
+    };
+    const saved = await me.api.put('/api/tasks/~/default/json_schema_2020_12_tool', { provider: 'openai', model: 'test-model', prompt: 'Hi {{ name }}', settings: { key: 'sk-test-key-0123456789abcdef' }, description: 'Tool with JSON Schema 2020-12 features', input_schema: declared });
+    expect(saved.status, saved.text).to.equal(201);
+    await createTask(me.api, 'default', 'test_reconnection', { prompt: 'Reconnect' });
+    // A run that answers text, and one that ends in error (its provider refuses the key): tools-call-*.
+    await createTask(me.api, 'default', 'test_simple_text', { prompt: 'Simple' });
+    await createTask(me.api, 'default', 'test_error_handling', { prompt: 'Fail' });
+    getStack().fake.script((req) => (lastUserText(req) === 'Fail' ? providerError('openai', 401, 'invalid key') : openaiText(`answered: ${lastUserText(req)}`)));
     const proxy = await startAuthProxy(getStack().apiUrl, `Bearer ${me.sessionId}`);
     url = `${proxy.url}/mcp`;
   });
@@ -60,8 +88,10 @@ describe('MCP server: the conformance suite\'s server scenarios (Node 24, throug
         (err: { stdout?: string; stderr?: string; code?: number }) => ({ stdout: err.stdout ?? '', stderr: `${err.stderr ?? ''}\n(exit ${err.code})` }),
       );
       const text = `${out.stdout}\n${out.stderr}`;
-      const warnings = text.split('\n').filter((line) => /WARN/i.test(line));
+      const warnings = text.split('\n').filter((line) => /\bWARNING\b/.test(line));
       for (const w of warnings) console.log(`      ${scenario}: ${w.trim()}`);
+      const summary = /Passed: .*/.exec(text)?.[0];
+      if (summary) console.log(`      ${scenario}: ${summary}`);
       expect(text, text).to.not.match(/FAILURE|\bFAILED\b/);
       expect(text, text).to.match(/SUCCESS|passed/i);
     });

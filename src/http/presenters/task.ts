@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { RUNNERS, type Runner, type TaskRecord } from '../../store/tasks';
+import { RUNNERS, taskInputSchema, type Runner, type TaskRecord } from '../../store/tasks';
 import { presentWebhook } from '../../store/webhooks';
 import { timestamp } from './timestamp';
 
@@ -59,7 +59,7 @@ export function presentTask(task: TaskRecord): TaskView {
     ...(task.webhook ? { webhook: presentWebhook(task.webhook) } : {}),
     // Shown when set (additions: tasks without them read as before).
     ...(task.description ? { description: task.description } : {}),
-    ...(task.input_schema ? { input_schema: task.input_schema } : {}),
+    ...(task.input_schema_json ? { input_schema: taskInputSchema(task)! } : {}),
     created_at: task.created_at.toISOString(),
     modified_at: task.modified_at.toISOString(),
   };

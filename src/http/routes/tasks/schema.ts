@@ -149,9 +149,9 @@ export const taskExtras = z.object({
 });
 
 /** The task's description and input schema from a body (null when it sets none), each checked. */
-function parseExtras(body: Record<string, unknown>): Pick<TaskSpec, 'description' | 'input_schema'> {
+function parseExtras(body: Record<string, unknown>): Pick<TaskSpec, 'description' | 'input_schema_json'> {
   const extras = parse(taskExtras, { description: body.description, input_schema: body.input_schema });
-  return { description: extras.description || null, input_schema: extras.input_schema ?? null };
+  return { description: extras.description || null, input_schema_json: extras.input_schema ? JSON.stringify(extras.input_schema) : null };
 }
 
 type TemplateLimits = Pick<TaskBodyConfig, 'TEMPLATE_MAX_BYTES' | 'TEMPLATE_MAX_DEPTH'>;
