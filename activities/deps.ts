@@ -6,7 +6,7 @@ import type { Keyring } from '../src/store/secrets';
 import type { ProviderFetch } from './providers/http';
 import type { TemplateSandbox } from './template/sandbox';
 import type { ToolCaller } from './tool-call';
-import type { createMcpToolCaller } from './mcp-call';
+import type { createMcpTaskSteps, createMcpToolCaller } from './mcp-call';
 
 /** What the activities are built from: the worker's real clients, or the tests' pointed at local fakes. */
 export interface ActivityDeps {
@@ -20,6 +20,8 @@ export interface ActivityDeps {
   callTool: ToolCaller;
   /** Runs one tool of a profile's MCP install on its server (mcp-call.ts over src/mcp/). */
   callMcpTool: ReturnType<typeof createMcpToolCaller>;
+  /** The steps of an MCP tool the server runs as a task (mcp-call.ts over src/mcp/tasks.ts). */
+  mcpTasks: ReturnType<typeof createMcpTaskSteps>;
   /** The pooled, kept-alive connections provider calls go through (providers/http.ts). */
   providerFetch: ProviderFetch;
   /** Expands prompt templates in worker threads a time limit can stop. */

@@ -2,7 +2,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { LEVEL } from '../src/contract/constants';
 import type { CallToolResult, HeldEntry } from '../src/contract/types';
 import { McpCallFailed } from '../src/mcp/errors';
+import { createTtlCache } from '../src/ttl-cache';
 import type { McpCallOptions, McpSessionPool } from '../src/mcp/pool';
+import type { McpTaskRef, McpTaskState, McpTasks } from '../src/mcp/tasks';
 
 /** One MCP tool call of a run, as the workflow asks for it (docs/mcp.md). */
 export interface McpToolCallInput {
@@ -128,4 +130,80 @@ class SaidLog {
     const gap: HeldEntry[] = this.dropped ? [{ msg: `${this.tool}: ${this.dropped} more messages left out`, time: Date.now(), level: LEVEL.info }] : [];
     return [...this.first, ...gap, ...this.last];
   }
+}
+
+/** A task an MCP call started (docs/mcp.md, "Long tools as MCP tasks"): where it lives, and its state. */
+export type McpTaskStarted = { task: McpTaskRef & McpTaskState } | { result: CallToolResult };
+
+/**
+ * The steps of a tool the server runs as an MCP task, each one activity: start it (its result, an error the model
+ * hears, when it could not be started), follow it, read its result, cancel it. Between them the workflow waits on a
+ * timer, holding no activity slot. A step on a task the server no longer knows (restarted, the session expired) tells
+ * the model its result is lost.
+ */
+export function createMcpTaskSteps(deps: {
+  tasks: Pick<McpTasks, 'start' | 'get' | 'result' | 'cancel'>;
+  loadInstall(owner: string, profile: string, install: string): Promise<McpInstallForCall | null>;
+}) {
+  const server = async (input: Omit<McpToolCallInput, 'arguments'>) => {
+    const install = await deps.loadInstall(input.owner, input.profile, input.install);
+    if (!install) return errorResult(`"${input.install}" is no longer installed in profile "${input.profile}"`);
+    if (!install.offers(input.tool)) return errorResult(`"${input.install}" no longer offers the tool "${input.tool}"`);
+    return { url: install.url, headers: install.headers };
+  };
+  const lost = (err: McpCallFailed) => errorResult(`the task's result is lost: ${err.message}`);
+  return {
+    async start(input: McpToolCallInput, signal: AbortSignal): Promise<McpTaskStarted> {
+      const where = await server(input);
+      if ('content' in where) return { result: where };
+      try {
+        return { task: await deps.tasks.start(where, { name: input.tool, arguments: input.arguments }, signal) };
+      } catch (err) {
+        signal.throwIfAborted();
+        if (!(err instanceof McpCallFailed)) throw err;
+        return { result: errorResult(err.reachedServer ? `the task may or may not have been started: ${err.message}` : `the MCP server of "${input.install}" could not be reached: ${err.message}`) };
+      }
+    },
+    async follow(input: Omit<McpToolCallInput, 'arguments'> & { task: McpTaskRef }, signal: AbortSignal): Promise<McpTaskState | { result: CallToolResult }> {
+      const where = await server(input);
+      if ('content' in where) return { result: where };
+      try {
+        return await deps.tasks.get(where, input.task, signal);
+      } catch (err) {
+        signal.throwIfAborted();
+        if (!(err instanceof McpCallFailed)) throw err;
+        // A server not reached is asked again (the activity's retries); one that answered without the task lost it.
+        if (!err.reachedServer && err.reason !== 'session_expired') throw err;
+        return { result: lost(err) };
+      }
+    },
+    async result(input: Omit<McpToolCallInput, 'arguments'> & { task: McpTaskRef }, signal: AbortSignal): Promise<CallToolResult> {
+      const where = await server(input);
+      if ('content' in where) return where;
+      try {
+        return await deps.tasks.result(where, input.task, signal);
+      } catch (err) {
+        signal.throwIfAborted();
+        if (!(err instanceof McpCallFailed)) throw err;
+        if (!err.reachedServer && err.reason !== 'session_expired') throw err;
+        return lost(err);
+      }
+    },
+    async cancel(input: Omit<McpToolCallInput, 'arguments'> & { task: McpTaskRef }): Promise<void> {
+      const where = await server(input);
+      if (!('content' in where)) await deps.tasks.cancel(where, input.task);
+    },
+  };
+}
+
+/** How long a worker reuses an MCP install it opened for a call (docs/mcp.md). */
+export const MCP_INSTALL_CACHE_MS = 2_000;
+
+/**
+ * An install loader that reuses what it opened for MCP_INSTALL_CACHE_MS (a store read costs more than a call's own
+ * work): a change or an uninstall reaches calls within that bound. Shared by concurrent calls of an install.
+ */
+export function cachedInstallLoader(load: (owner: string, profile: string, install: string) => Promise<McpInstallForCall | null>) {
+  const installs = createTtlCache<McpInstallForCall | null>(MCP_INSTALL_CACHE_MS, { maxEntries: 1_000, refreshAhead: true, keep: (found) => found !== null });
+  return (owner: string, profile: string, install: string) => installs.get(`${owner}/${profile}/${install}`, () => load(owner, profile, install));
 }

@@ -88,7 +88,7 @@ export function createPrepare(parts: {
         runner: version.runner,
         model: version.model,
         maxTokens: maxTokensFor(deps.config, version) ?? null,
-        tools: tools.map(({ name, install, tool, approval, mcp, idempotent }) => ({ name, install, tool, ...(approval ? { approval } : {}), ...(mcp ? { mcp } : {}), ...(idempotent ? { idempotent } : {}) })),
+        tools: tools.map(({ name, install, tool, approval, mcp, idempotent, task }) => ({ name, install, tool, ...(approval ? { approval } : {}), ...(mcp ? { mcp } : {}), ...(idempotent ? { idempotent } : {}), ...(task ? { task } : {}) })),
         toolSpecs,
       },
       entries,

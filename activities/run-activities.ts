@@ -16,6 +16,10 @@ import { base64Bytes, callOpenAI } from './providers/openai';
 import { createRunContentCache } from './run-content-cache';
 import type { ToolCallInput } from './tool-call';
 import type { McpToolCallInput } from './mcp-call';
+import type { McpTaskRef, McpTaskState } from '../src/mcp/tasks';
+
+/** One step on a run's MCP task: where its install is, and the task. */
+type McpTaskStep = Omit<McpToolCallInput, 'arguments'> & { run: RunRef; task: McpTaskRef };
 
 const VERSION_CACHE_MS = 60_000;
 /** How long a cancelled run's workflow waits for this process's calls of it to stop (within ABORT's 10 s). */
@@ -209,6 +213,33 @@ export function createRunActivities(deps: ActivityDeps, runs: Runs) {
       };
       const { result, said } = await tracked(run, (signal) => deps.callMcpTool({ ...call, arguments: args }, { mayHaveRun, signal, heartbeat, sending: sendingNow }), heartbeat);
       return { ...(await outcome(run, result)), ...(said.length ? { said } : {}) };
+    },
+
+    /** Remote activity on the MCP queue: starts a tool the server runs as an MCP task (activities/mcp-call.ts createMcpTaskSteps). */
+    async startMcpTask(input: Omit<McpToolCallInput, 'arguments'> & { run: RunRef; arguments: Text }): Promise<{ task: McpTaskRef & McpTaskState } | { outcome: ToolOutcome }> {
+      const { run, ...call } = input;
+      const args = JSON.parse(await contents.text(call.arguments)) as Record<string, unknown>;
+      const started = await tracked(run, (signal) => deps.mcpTasks.start({ ...call, arguments: args }, signal));
+      return 'task' in started ? started : { outcome: await outcome(run, started.result) };
+    },
+
+    /** Remote activity on the MCP queue: the task's state (`tasks/get`), or the outcome the model hears when it is lost. */
+    async followMcpTask(input: McpTaskStep): Promise<McpTaskState | { outcome: ToolOutcome }> {
+      const { run, ...step } = input;
+      const state = await tracked(run, (signal) => deps.mcpTasks.follow(step, signal));
+      return 'result' in state ? { outcome: await outcome(run, state.result) } : state;
+    },
+
+    /** Remote activity on the MCP queue: the ended task's result (`tasks/result`), as a tool outcome. */
+    async mcpTaskResult(input: McpTaskStep): Promise<ToolOutcome> {
+      const { run, ...step } = input;
+      return outcome(run, await tracked(run, (signal) => deps.mcpTasks.result(step, signal)));
+    },
+
+    /** Remote activity on the MCP queue: asks the server to stop the task (a cancelled run, or one out of time). */
+    async cancelMcpTask(input: McpTaskStep): Promise<void> {
+      const { run: _run, ...step } = input;
+      await deps.mcpTasks.cancel(step);
     },
   };
 

@@ -24,7 +24,7 @@ export const PROVIDER_MAX_TOOLS: Record<Runner, number | undefined> = { openai: 
 export async function listProfileTools(models: Models, owner: string, profile: string): Promise<ToolSpec[]> {
   const specs: ToolSpec[] = [];
   const used = new Set<string>();
-  const offer = (install: string, tool: DescribedTool, extra: Pick<ToolSpec, 'approval' | 'mcp' | 'idempotent'>) => {
+  const offer = (install: string, tool: DescribedTool, extra: Pick<ToolSpec, 'approval' | 'mcp' | 'idempotent' | 'task'>) => {
     const name = providerName(install, tool.name, used);
     used.add(name);
     specs.push({ name, description: tool.description ?? '', inputSchema: tool.inputSchema ?? { type: 'object', properties: {} }, install, tool: tool.name, ...extra });
@@ -36,6 +36,7 @@ export async function listProfileTools(models: Models, owner: string, profile: s
           ...(mcpToolNeedsApproval(found.install, tool) ? { approval: true } : {}),
           mcp: true,
           ...(tool.annotations?.idempotentHint === true ? { idempotent: true } : {}),
+          ...(tool.execution?.taskSupport === 'required' ? { task: true } : {}),
         });
       }
       continue;

@@ -16,6 +16,7 @@ import { lastUserText, openaiText, type Responder } from '../test/helpers/fake-p
 import { childPids, cpuSeconds, get, hammer, inFlight, percentile, round } from './measure';
 import { startBenchStack, startChild } from './stack';
 import { benchServlets } from './servlets';
+import { benchMcp, MCP_BENCH_ENV, printMcp } from './mcp';
 import { benchLongRun, printLongRun } from './long';
 import { benchSlowModel, printSlowModel } from './slow';
 import { benchLiveStreams } from './live';
@@ -27,9 +28,12 @@ const log = (msg: string) => process.stderr.write(`[bench] ${msg}\n`);
 
 /**
  * `npm run bench -- throughput live` measures only those parts (for work on one figure); no names: all of them.
+ * `npm run bench -- mcp`: MCP tool calls against @modelcontextprotocol/server-everything, which the part starts on
+ * loopback (bench/mcp.ts): the activity body against the SDK calling the server directly, Temporal's round trip
+ * apart, and runs with one MCP call against runs with one servlet call.
  * `--profile` also writes V8 CPU profiles of the API and the worker processes.
  */
-const PARTS = ['serial', 'throughput', 'closed', 'live', 'memory', 'servlets', 'mcp-server', 'long', 'slow'] as const;
+const PARTS = ['serial', 'throughput', 'closed', 'live', 'memory', 'servlets', 'mcp', 'mcp-server', 'long', 'slow'] as const;
 const chosen = process.argv.slice(2).filter((a) => !a.startsWith('-'));
 for (const name of chosen) if (!(PARTS as readonly string[]).includes(name)) throw new Error(`unknown part "${name}"; the parts are ${PARTS.join(', ')}`);
 const profileDir = process.argv.includes('--profile') ? path.join(os.tmpdir(), `ptr-bench-profiles-${process.pid}`) : undefined;
@@ -40,7 +44,7 @@ const heapSnapshotDir = wanted('memory') ? fs.mkdtempSync(path.join(os.tmpdir(),
 async function main() {
   log('starting the stack (Temporal dev server, FerretDB, API and worker processes)...');
   installTemporalRuntime(createLogger({ level: 'warn', name: 'bench' }));
-  const s = await startBenchStack({ profileDir, heapSnapshotDir });
+  const s = await startBenchStack({ profileDir, heapSnapshotDir, env: wanted('mcp') ? MCP_BENCH_ENV : undefined });
   try {
     await measure(s);
   } catch (err) {
@@ -258,6 +262,11 @@ async function measure(s: Awaited<ReturnType<typeof startBenchStack>>) {
       overheadP50: round(servlets.pooled.p50 - servlets.direct.p50, 3),
     };
   }
+  if (wanted('mcp')) {
+    log('MCP tool calls: the activity body against the SDK directly, Temporal\'s round trip, then MCP runs against servlet runs...');
+    // After the live part: every other request is answered at once by `echo`.
+    results.mcp = await benchMcp({ stack: s, api, pids, otherwise: echo, log });
+  }
   if (wanted('mcp-server')) {
     results.mcpServer = await benchMcpServer({ apiUrl: s.apiUrl, session, task: 'bench', log });
   }
@@ -332,6 +341,7 @@ function printTable(r: any, file: string) {
     console.log(`\nCPU ms per run at 32 in flight: ours: ${parts(r.throughput32.cpuMsPerRun)}; baseline: ${parts(r.throughput32.baselineCpuMsPerRun)}`);
   }
   if (r.memoryMb) printMemory(r.memoryMb);
+  if (r.mcp) printMcp(r.mcp);
   if (r.longRun) printLongRun(r.longRun);
   if (r.slowModel) printSlowModel(r.slowModel);
   console.log(`\nWritten to ${file}`);

@@ -43,9 +43,10 @@ export interface PartDeps {
 
 /**
  * The dev stack with an instant fake provider: Temporal dev server, FerretDB, API and worker as processes.
- * `heapSnapshotDir`: the API writes a V8 heap snapshot there on SIGUSR2.
+ * `heapSnapshotDir`: the API writes a V8 heap snapshot there on SIGUSR2. `env`: more settings for the API and the
+ * worker (the mcp part's MCP_ALLOWLIST).
  */
-export async function startBenchStack(options: { profileDir?: string; heapSnapshotDir?: string } = {}) {
+export async function startBenchStack(options: { profileDir?: string; heapSnapshotDir?: string; env?: Record<string, string> } = {}) {
   if (!testEnv.temporalCli || !testEnv.ferretdbBin) throw new Error('run scripts/install-tools.sh first (npm run tools)');
   const fake = await startFakeProvider();
   const ferret = await startFerretDb(testEnv.ferretdbBin);
@@ -76,6 +77,7 @@ export async function startBenchStack(options: { profileDir?: string; heapSnapsh
     // The bench client stands in for many clients from one address (200 pollers, 32 runs in flight): no cap on its
     // connections.
     CONNECTIONS_PER_ADDRESS: '0',
+    ...options.env,
   };
   // `--profile`: V8 CPU profiles of the API and the worker, one per thread (the worker runs workflows in threads of its
   // own), written when they exit; open them in Chrome DevTools.

@@ -1,8 +1,10 @@
-import { ActivityFailure, isCancellation, patched, proxyActivities, proxyLocalActivities, sleep, uuid4, workflowInfo } from '@temporalio/workflow';
+import { ActivityFailure, CancellationScope, isCancellation, patched, proxyActivities, proxyLocalActivities, sleep, uuid4, workflowInfo, type ActivityOptions } from '@temporalio/workflow';
 import type { RunActivities } from '../activities/run-activities';
 import { LEVEL, mcpTaskQueue, toolTaskQueue } from '../src/contract/constants';
 import { isRunClosed, readFailure } from '../src/contract/failures';
-import type { ModelCallInput, ModelTurn, PreparedRun, RunInput, RunRef, RunStatus, ToolOutcome } from '../src/contract/types';
+import type { ModelCallInput, ModelTurn, PreparedRun, RunInput, RunRef, RunStatus, Text, ToolOutcome } from '../src/contract/types';
+import type { McpToolCallInput } from '../activities/mcp-call';
+import type { McpTaskState } from '../src/mcp/tasks';
 import { ABORT, mcpCall, providerCall, RECORD, TOOL_CALL } from './limits';
 import { RunFailed, type RunClock } from './run-clock';
 import type { RunControls } from './run-controls';
@@ -23,6 +25,10 @@ export class ClosedElsewhere extends Error {}
 export const closedElsewhere = (err: unknown) =>
   err instanceof ClosedElsewhere || (isRunClosed(err) && (err instanceof ActivityFailure || patched(LOCAL_RUN_CLOSED)));
 const LOCAL_RUN_CLOSED = 'local-run-closed';
+
+/** How often a run polls an MCP task, at least and at most (run-steps' mcpTask). */
+const MCP_TASK_POLL_MIN_MS = 1_000;
+const MCP_TASK_POLL_MAX_MS = 60_000;
 
 /** A model's answer, with when it ended the run when the call recorded that end itself. */
 export type Answer = ModelTurn & { finishedAt?: number };
@@ -139,6 +145,7 @@ export class RunSteps {
       if (route.mcp) {
         // On the MCP queue, with slots of its own; whether a call may be made again is the activity's to decide.
         const options = { ...clock.bounded(mcpCall(input.limits.providerHeartbeatMs)), taskQueue: mcpTaskQueue(workflowInfo().taskQueue) };
+        if (route.task) return await this.mcpTask(options, where);
         return await proxyActivities<RunActivities>(options).callMcpTool({ ...where, ...(route.idempotent ? { idempotent: true } : {}) });
       }
       const options = { ...clock.bounded(TOOL_CALL), taskQueue: toolTaskQueue(workflowInfo().taskQueue) };
@@ -147,6 +154,45 @@ export class RunSteps {
       const failure = clock.past(err);
       if (failure instanceof RunFailed || isCancellation(failure)) throw failure;
       throw new RunFailed(`tool ${call.name} failed: ${readFailure(failure, { name: `tool ${call.name}`, kind: 'tool' }).reason}`);
+    }
+  }
+
+  /**
+   * A tool its MCP server runs as a task: started, then followed with a poll on a timer (no activity slot held while
+   * it works: the server's `pollInterval`, at least 1 s, and a thirtieth of the time it has taken so far, at most a
+   * minute, so a long task costs few history events), its result read once it ends. A run cancelled or out of time
+   * cancels the task. A task asking for input (`input_required`) is cancelled, and the model told why.
+   */
+  private async mcpTask(options: ActivityOptions, where: Omit<McpToolCallInput, 'arguments'> & { run: RunRef; arguments: Text }): Promise<ToolOutcome> {
+    const { clock } = this.parts;
+    const act = proxyActivities<RunActivities>(options);
+    const started = await act.startMcpTask(where);
+    if ('outcome' in started) return started.outcome;
+    const { arguments: _args, ...at } = where;
+    const step = { ...at, task: { sessionId: started.task.sessionId, taskId: started.task.taskId } };
+    const since = Date.now();
+    let state: McpTaskState = started.task;
+    let ended = false;
+    try {
+      while (state.status === 'working') {
+        const wait = Math.min(MCP_TASK_POLL_MAX_MS, Math.max(MCP_TASK_POLL_MIN_MS, state.pollIntervalMs ?? 0, (Date.now() - since) / 30));
+        if (clock.left() <= wait) throw clock.timeLimit();
+        await sleep(wait);
+        const next = await act.followMcpTask(step);
+        if ('outcome' in next) {
+          ended = true;
+          return next.outcome;
+        }
+        state = next;
+      }
+      if (state.status === 'input_required') {
+        const text = `the tool's task asks for input, which this run cannot give it yet; the task was cancelled${state.statusMessage ? ` (it said: ${state.statusMessage})` : ''}`;
+        return { isError: true, message: { text }, shown: text };
+      }
+      ended = true;
+      return await act.mcpTaskResult(step);
+    } finally {
+      if (!ended) await CancellationScope.nonCancellable(() => act.cancelMcpTask(step)).catch(() => undefined);
     }
   }
 

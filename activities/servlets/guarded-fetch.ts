@@ -1,6 +1,6 @@
 import type { Dispatcher } from 'undici';
 import type { Logger } from '../../src/logger';
-import { errorText, findRefusal, guardedRequest, isTimeout, type GuardedRequestOptions } from '../../src/net/guarded-request';
+import { errorText, findRefusal, guardedRequest, headerValue, isTimeout, responseHeaders, type GuardedRequestOptions } from '../../src/net/guarded-request';
 import { domainsAllow } from '../../src/net/network-policy';
 
 export interface GuardedFetchOptions extends Pick<GuardedRequestOptions, 'policy' | 'dispatcher'> {
@@ -102,25 +102,6 @@ async function bodyBytes(body: unknown): Promise<Uint8Array | undefined> {
   if (body instanceof ArrayBuffer) return new Uint8Array(body);
   if (body instanceof Blob) return new Uint8Array(await body.arrayBuffer());
   throw new Error('unsupported request body type');
-}
-
-function headerValue(headers: Record<string, string | string[] | undefined>, name: string): string | undefined {
-  const value = headers[name];
-  return Array.isArray(value) ? value[0] : value;
-}
-
-function responseHeaders(raw: Record<string, string | string[] | undefined>): Headers {
-  const headers = new Headers();
-  for (const [name, value] of Object.entries(raw)) {
-    for (const v of Array.isArray(value) ? value : value === undefined ? [] : [value]) {
-      try {
-        headers.append(name, v);
-      } catch {
-        // a header the Fetch API cannot carry is dropped rather than failing the response
-      }
-    }
-  }
-  return headers;
 }
 
 function refuse(reason: string, logger?: Logger): Response {

@@ -169,10 +169,12 @@ export interface ToolSpec {
   mcp?: true;
   /** An MCP tool annotated `idempotentHint: true`: a call that may have reached the server may be made again. */
   idempotent?: true;
+  /** An MCP tool the server runs as a task (`execution.taskSupport: "required"`): started, then followed on timers. */
+  task?: true;
 }
 
 /** What the workflow needs of a tool: where a call of the name the model sees goes, whether it needs approval, and how it may be retried. */
-export type ToolRoute = Pick<ToolSpec, 'name' | 'install' | 'tool' | 'approval' | 'mcp' | 'idempotent'>;
+export type ToolRoute = Pick<ToolSpec, 'name' | 'install' | 'tool' | 'approval' | 'mcp' | 'idempotent' | 'task'>;
 
 export interface ToolCall<A = Record<string, unknown>> {
   id: string;

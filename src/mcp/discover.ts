@@ -23,6 +23,8 @@ export interface McpDiscovery {
 
 /** Pages of `tools/list` followed at most: a server whose cursor never ends is not listing tools. */
 const MAX_PAGES = 1_000;
+/** Tools kept at most: a model is offered far fewer (OpenAI: 128), and each is stored with its schemas. */
+export const MAX_TOOLS = 5_000;
 /** How long closing waits for the server to end the session (DELETE) before it just drops it. */
 const CLOSE_GRACE_MS = 1_000;
 
@@ -53,6 +55,7 @@ export async function discoverTools(server: McpServerRef, options: McpClientOpti
       if (page >= MAX_PAGES) throw new McpTransportFailure('not_mcp', true, `tools/list goes on past ${MAX_PAGES} pages`);
       const answer = await session.client.listTools(cursor === undefined ? {} : { cursor }, { signal: deadline.signal, timeout: remaining() });
       tools.push(...answer.tools.map(describeTool));
+      if (tools.length > MAX_TOOLS) throw new McpTransportFailure('too_large', true, `the server lists more than ${MAX_TOOLS} tools`);
       cursor = answer.nextCursor;
       if (cursor === undefined) break;
       if (seen.has(cursor)) throw new McpTransportFailure('not_mcp', true, 'tools/list repeats a cursor');

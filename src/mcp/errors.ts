@@ -14,6 +14,7 @@ import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamable
  * - `session_expired`: the server no longer knows the session (404 to a request carrying its id)
  * - `server_error`: the server answered the request with a JSON-RPC error
  * - `cancelled`: the caller aborted
+ * - `bad_headers`: a header name or value HTTP cannot carry (never sent)
  */
 export type McpFailureReason =
   | 'guard'
@@ -29,7 +30,8 @@ export type McpFailureReason =
   | 'lost'
   | 'session_expired'
   | 'server_error'
-  | 'cancelled';
+  | 'cancelled'
+  | 'bad_headers';
 
 /** What the transport's fetch and the session layer throw; callers see it as McpUnreachable or McpCallFailed. */
 export class McpTransportFailure extends Error {
@@ -77,7 +79,7 @@ export class McpCallFailed extends Error {
 export function classify(err: unknown, context: { inSession: boolean }): { reason: McpFailureReason; reachedServer: boolean; message: string } {
   const own = findInCauses(err, (e): e is McpTransportFailure => e instanceof McpTransportFailure);
   if (own) return { reason: own.reason, reachedServer: own.reachedServer, message: own.message };
-  if (err instanceof StreamableHTTPError) return fromStatus(err.code ?? -1, context.inSession);
+  if (err instanceof StreamableHTTPError) return fromStatus(err.code ?? -1, context.inSession, err.message);
   if (err instanceof McpError) {
     if (err.code === ErrorCode.RequestTimeout) return { reason: 'timeout', reachedServer: true, message: 'no answer in time' };
     if (err.code === ErrorCode.ConnectionClosed) return { reason: 'lost', reachedServer: true, message: 'the connection closed' };
@@ -93,9 +95,11 @@ export function classify(err: unknown, context: { inSession: boolean }): { reaso
   return { reason: 'lost', reachedServer: true, message: `the request failed: ${e?.message ?? String(err)}` };
 }
 
-function fromStatus(status: number, inSession: boolean): { reason: McpFailureReason; reachedServer: boolean; message: string } {
+function fromStatus(status: number, inSession: boolean, text: string): { reason: McpFailureReason; reachedServer: boolean; message: string } {
   if (status === 401) return { reason: 'unauthorized', reachedServer: false, message: 'the server answered 401 Unauthorized: check the headers (a token?)' };
   if (status === 403) return { reason: 'forbidden', reachedServer: false, message: 'the server answered 403 Forbidden: the headers do not grant access' };
+  // The spec's answer to an unknown session is 404; servers built on express (server-everything) answer 400 naming it.
+  if (status === 400 && inSession && /session/i.test(text)) return { reason: 'session_expired', reachedServer: false, message: 'the server answered 400: it no longer knows the session' };
   if (status === 404 && inSession) return { reason: 'session_expired', reachedServer: false, message: 'the server answered 404: it no longer knows the session' };
   if (status === 404) return { reason: 'http_status', reachedServer: false, message: 'the server answered 404 Not Found: no MCP server at this URL' };
   if (status === -1) return { reason: 'not_mcp', reachedServer: true, message: 'the answer is not MCP (neither JSON nor an event stream)' };

@@ -43,11 +43,13 @@ export const LOG_TEXT_MAX_CHARS = 4_096;
 /** How long ending a session waits for the server's answer to DELETE. */
 const CLOSE_GRACE_MS = 1_000;
 /** After these a session is not trusted again: the next call opens a new one. */
-const SESSION_FAILURES = new Set<McpFailureReason>(['session_expired', 'lost', 'not_mcp', 'refused', 'dns', 'tls', 'guard', 'unauthorized', 'forbidden']);
+const SESSION_FAILURES = new Set<McpFailureReason>(['session_expired', 'lost', 'not_mcp', 'refused', 'dns', 'tls', 'guard', 'unauthorized', 'forbidden', 'bad_headers']);
 
 interface Entry {
   fingerprint: string;
   opening: Promise<McpSession>;
+  /** Ends the opening early (the pool closes). */
+  stopOpening: AbortController;
   inFlight: number;
   retired: boolean;
 }
@@ -83,7 +85,8 @@ export function createMcpSessionPool(options: McpClientOptions & { maxSessions?:
       entry = undefined;
     }
     if (!entry) {
-      entry = { fingerprint, opening: open(target), inFlight: 0, retired: false };
+      const stopOpening = new AbortController();
+      entry = { fingerprint, opening: open(target, stopOpening), inFlight: 0, retired: false, stopOpening };
       entry.opening.catch(() => undefined);
       sessions.set(target.key, entry);
     }
@@ -100,14 +103,17 @@ export function createMcpSessionPool(options: McpClientOptions & { maxSessions?:
     if (sessions.peek(key) === entry) sessions.delete(key);
   }
 
-  async function open(target: McpCallTarget): Promise<McpSession> {
-    const deadline = new AbortController();
+  async function open(target: McpCallTarget, deadline: AbortController): Promise<McpSession> {
     const timer = setTimeout(
       () => deadline.abort(new McpTransportFailure('timeout', false, `no session within ${options.connectTimeoutMs} ms (MCP_CONNECT_TIMEOUT_MS)`)),
       options.connectTimeoutMs,
     );
+    let opened = false;
     try {
-      return await McpSession.open(target, options, { signal: deadline.signal, timeoutMs: options.connectTimeoutMs, onLost: (f) => deadline.abort(f) });
+      // onLost: the answer stream of `initialize` broke; later calls are watched one by one.
+      const session = await McpSession.open(target, options, { signal: deadline.signal, timeoutMs: options.connectTimeoutMs, onLost: (f) => opened || deadline.abort(f) });
+      opened = true;
+      return session;
     } catch (err) {
       const { reason, message } = classify(deadline.signal.aborted ? deadline.signal.reason : err, { inSession: false });
       // Nothing of the call was sent: whatever went wrong opening the session, the tool did not run.
@@ -119,14 +125,14 @@ export function createMcpSessionPool(options: McpClientOptions & { maxSessions?:
 
   async function attempt(target: McpCallTarget, call: McpToolCall, callOptions: McpCallOptions, retryExpired: boolean): Promise<CallToolResult> {
     if (closed) throw new Error('the MCP session pool is closed');
-    if (callOptions.signal?.aborted) throw new McpCallFailed('cancelled', false, 'the call was cancelled before it was sent');
+    if (callOptions.signal?.aborted) throw notSent();
     const entry = acquire(target);
     try {
       let session: McpSession;
       try {
-        session = await entry.opening;
+        session = await untilAborted(entry.opening, callOptions.signal);
       } catch (err) {
-        evict(target.key, entry);
+        if (err instanceof McpCallFailed && err.reason !== 'cancelled') evict(target.key, entry);
         throw err;
       }
       return await send(session, call, callOptions);
@@ -148,6 +154,7 @@ export function createMcpSessionPool(options: McpClientOptions & { maxSessions?:
       failure ??= f;
       controller.abort(f);
     };
+    if (callOptions.signal?.aborted) throw notSent();
     const onAbort = () => end(new McpCallFailed('cancelled', true, 'the call was cancelled while it ran'));
     callOptions.signal?.addEventListener('abort', onAbort, { once: true });
     // A fresh object: the session knows the request by it (see McpSession.watch).
@@ -192,10 +199,23 @@ export function createMcpSessionPool(options: McpClientOptions & { maxSessions?:
     async close() {
       closed = true;
       const entries = [...sessions.values()];
+      for (const entry of entries) entry.stopOpening.abort(new McpTransportFailure('cancelled', false, 'the worker closes its MCP sessions'));
       sessions.clear();
       await Promise.all(entries.map(end));
     },
   };
+}
+
+const notSent = () => new McpCallFailed('cancelled', false, 'the call was cancelled before it was sent');
+
+/** The session, unless the caller gives up waiting for it first (the session goes on opening for later calls). */
+function untilAborted(opening: Promise<McpSession>, signal: AbortSignal | undefined): Promise<McpSession> {
+  if (!signal) return opening;
+  return new Promise((resolve, reject) => {
+    const onAbort = () => reject(notSent());
+    signal.addEventListener('abort', onAbort, { once: true });
+    opening.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
 }
 
 /** The same install, URL and headers: the same session. Header values enter only this hash. */

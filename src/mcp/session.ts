@@ -33,7 +33,12 @@ export interface OpenOptions {
   timeoutMs: number;
   /** The answer stream of a request no call watches (initialize, tools/list) broke: that request will get no answer. */
   onLost?(failure: McpTransportFailure): void;
+  /** Resumes this session (one a server keeps a task in, opened elsewhere): no initialize is sent. */
+  sessionId?: string;
 }
+
+const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+const HEADER_VALUE = /^[^\0-\x08\x0a-\x1f\x7f]*$/;
 
 export const CLIENT_INFO = { name: 'prompt-task-runner', version: '0.1.0' };
 
@@ -52,6 +57,9 @@ export class McpSession {
 
   /** Connects (initialize) within `timeoutMs`, or the signal. Throws what the SDK or the transport threw. */
   static async open(server: McpServerRef, options: McpClientOptions, open: OpenOptions): Promise<McpSession> {
+    // Checked here: the Fetch API's own error would quote the bad value.
+    const badHeader = Object.entries(server.headers ?? {}).find(([name, value]) => !HEADER_NAME.test(name) || !HEADER_VALUE.test(value));
+    if (badHeader) throw new McpTransportFailure('bad_headers', false, `the header ${HEADER_NAME.test(badHeader[0]) ? badHeader[0] : '(a bad name)'} cannot be sent: a name is letters, digits and !#$%&'*+-.^_\`|~, a value has no control characters`);
     const watchers = new WeakMap<object, CallWatcher>();
     const byRequestId = new Map<string | number, CallWatcher>();
     const fetch = createMcpFetch({
@@ -69,7 +77,7 @@ export class McpSession {
         },
       },
     });
-    const transport = new WatchingTransport(new URL(server.url), { fetch, requestInit: { headers: server.headers ?? {} } });
+    const transport = new WatchingTransport(new URL(server.url), { fetch, requestInit: { headers: server.headers ?? {} }, ...(open.sessionId ? { sessionId: open.sessionId } : {}) });
     const client = new Client(CLIENT_INFO, { capabilities: {} });
     // The SDK reports stray events here (a session stream that ended, a late answer); calls hear of their own failures.
     client.onerror = () => undefined;

@@ -1,6 +1,7 @@
+import { setMaxListeners } from 'node:events';
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { Dispatcher } from 'undici';
-import { guardedRequest } from '../net/guarded-request';
+import { guardedRequest, headerValue, responseHeaders } from '../net/guarded-request';
 import type { NetworkPolicy } from '../net/network-policy';
 import { McpTransportFailure } from './errors';
 import { displayUrl, checkMcpUrl } from './policy';
@@ -43,6 +44,9 @@ export function createMcpFetch(options: McpFetchOptions): FetchLike {
     const headers = Object.fromEntries(new Headers(init.headers));
     for (const name of TRANSPORT_HEADERS) delete headers[name];
     const body = typeof init.body === 'string' ? init.body : undefined;
+    // The SDK's transport gives one signal to every request of a session, each of which listens on it until it ends:
+    // many calls at once on one install are expected, not a leak (Node warns past 10 listeners).
+    if (init.signal) setMaxListeners(0, init.signal);
     const answer = await guardedRequest(url, { method, headers, body, signal: init.signal ?? undefined }, { policy: options.policy, dispatcher: options.dispatcher });
     if ('refused' in answer) throw new McpTransportFailure('guard', false, `the network guard refuses ${displayUrl(url)}: ${answer.refused}`);
     if ('failed' in answer) {
@@ -175,23 +179,4 @@ function errorCode(err: unknown): string | undefined {
     if (typeof code === 'string' && code !== 'UND_ERR_SOCKET' && code !== 'UND_ERR') return code;
   }
   return undefined;
-}
-
-function headerValue(headers: Record<string, string | string[] | undefined>, name: string): string | undefined {
-  const value = headers[name];
-  return Array.isArray(value) ? value[0] : value;
-}
-
-function responseHeaders(raw: Record<string, string | string[] | undefined>): Headers {
-  const headers = new Headers();
-  for (const [name, value] of Object.entries(raw)) {
-    for (const v of Array.isArray(value) ? value : value === undefined ? [] : [value]) {
-      try {
-        headers.append(name, v);
-      } catch {
-        // a header the Fetch API cannot carry is dropped rather than failing the answer
-      }
-    }
-  }
-  return headers;
 }

@@ -59,3 +59,24 @@ export function errorText(err: unknown): string {
   const text = e?.message ?? String(err);
   return e?.code && !text.includes(e.code) ? `${e.code}: ${text}` : text;
 }
+
+/** A response header's first value (undici gives a repeated one as a list). */
+export function headerValue(headers: Record<string, string | string[] | undefined>, name: string): string | undefined {
+  const value = headers[name];
+  return Array.isArray(value) ? value[0] : value;
+}
+
+/** undici's response headers as the Fetch API's; a header the Fetch API cannot carry is dropped rather than failing the answer. */
+export function responseHeaders(raw: Record<string, string | string[] | undefined>): Headers {
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(raw)) {
+    for (const v of Array.isArray(value) ? value : value === undefined ? [] : [value]) {
+      try {
+        headers.append(name, v);
+      } catch {
+        // dropped: see above
+      }
+    }
+  }
+  return headers;
+}

@@ -1,6 +1,6 @@
 import { badRequest, conflict, notFound } from '../errors';
-import { isDuplicateKey } from './connect';
 import { markInstallsChanged } from './install-changes';
+import { writeInstall } from './install-writes';
 import type { InstallationDoc, Models } from './models';
 import { loadModule } from './modules';
 import { getProfile } from './profiles';
@@ -102,21 +102,7 @@ export async function installServlet(models: Models, keyring: Keyring, input: In
   };
   const taken = () => conflict(`install "${ref.name}" already exists in profile "${ref.profile}"`, 'install_exists');
 
-  let created = false;
-  if (await models.Installation.exists(ref)) {
-    if (!input.allowUpdate) throw taken();
-    await models.Installation.updateOne(ref, { $set: set });
-  } else {
-    try {
-      await models.Installation.create({ ...ref, ...set, created_at: now });
-      created = true;
-    } catch (err) {
-      if (!isDuplicateKey(err)) throw err;
-      if (!input.allowUpdate) throw taken();
-      await models.Installation.updateOne(ref, { $set: set });
-    }
-  }
-  await markInstallsChanged(models, [ref]);
+  const created = await writeInstall(models, ref, set, { allowUpdate: input.allowUpdate, taken, now });
   // the servlet may have been deleted (with its installs) while this one was written: do not leave an orphan
   if (!(await findServlet(models, servlet))) {
     await removeInstall(models, ref.owner, ref.profile, ref.name);

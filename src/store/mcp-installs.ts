@@ -1,13 +1,12 @@
 import { badRequest, conflict, notFound } from '../errors';
-import type { McpDiscovery, McpToolDescription } from '../mcp/discover';
-import { displayUrl } from '../mcp/policy';
-import { isDuplicateKey } from './connect';
+import { displayUrl, type McpCallTarget, type McpDiscovery, type McpToolDescription } from '../mcp';
 import { escapeKeys, unescapeKeys } from './document-keys';
 import { markInstallsChanged } from './install-changes';
+import { writeInstall } from './install-writes';
 import type { InstallBase } from './installations';
 import type { McpServerDoc, Models } from './models';
 import { getProfile } from './profiles';
-import { open, openJson, seal, sealJson, type Keyring, type SealedSecret } from './secrets';
+import { open, openJson, seal, sealJson, sha256, type Keyring, type SealedSecret } from './secrets';
 
 /**
  * MCP installs: a remote MCP server (Streamable HTTP) installed into a profile beside servlets (docs/mcp.md). The
@@ -56,8 +55,6 @@ export function fromMcpDoc<T extends { mcp?: unknown }>(doc: T): McpInstallRecor
   return { ...record, mcp: { ...record.mcp, tools: unescapeKeys(record.mcp.tools ?? []) as McpToolRecord[], server } };
 }
 
-/** Tools an install keeps: a server listing more is not one an install can hold (nor a model be offered). */
-export const MCP_TOOLS_MAX = 1000;
 /** The stored listing's size, well under a document's 16 MiB. */
 const LISTING_MAX_BYTES = 8 * 1024 * 1024;
 /** How deep a tool's schemas may nest: the stores refuse documents past about 100 levels, and the tool sits 4 deep. */
@@ -72,11 +69,10 @@ function depthOf(value: unknown, depth = 0): number {
 }
 
 /**
- * Why a listing cannot be stored (too many tools, too large, schemas nested too deep), or undefined when it can: the
- * API answers `mcp_unreachable` with it, as for any other server it cannot use.
+ * Why a listing cannot be stored (too large, schemas nested too deep), or undefined when it can: the API answers
+ * `mcp_unreachable` with it, as for any other server it cannot use. (More than MAX_TOOLS tools, discoverTools refuses.)
  */
 export function listingProblem(listing: McpListing): string | undefined {
-  if (listing.tools.length > MCP_TOOLS_MAX) return `it lists ${listing.tools.length} tools, more than the ${MCP_TOOLS_MAX} an install holds`;
   if (Buffer.byteLength(JSON.stringify(listing)) > LISTING_MAX_BYTES) return `its tool list is larger than ${LISTING_MAX_BYTES / 1024 / 1024} MiB`;
   const deep = listing.tools.find((t) => depthOf(t) > SCHEMA_MAX_DEPTH);
   if (deep) return `the schemas of its tool ${JSON.stringify(deep.name.slice(0, 100))} nest deeper than ${SCHEMA_MAX_DEPTH} levels`;
@@ -125,15 +121,18 @@ export function mcpToolNeedsApproval(install: Pick<McpInstallRecord, 'mcp' | 'ap
   return stale || approval.includes(tool.name);
 }
 
-/** What a call needs to reach the server: the whole URL and the headers, opened. Keep them out of logs, history and results. */
-export interface McpConnection {
-  url: string;
-  headers: Record<string, string>;
-}
+/**
+ * What a call needs to reach the server (src/mcp/pool.ts McpCallTarget): the whole URL and the headers, opened (keep
+ * them out of logs, history and results), and `key`, which names the install and changes whenever its URL or headers
+ * are saved again (the pool then opens a new session). The key holds no secret: a hash of the install's ciphertexts.
+ */
+export type McpConnection = McpCallTarget & { headers: Record<string, string> };
 
 /** Opens an MCP install's URL and headers (for a call, or to list its tools again). */
-export function openMcpConnection(keyring: Keyring, install: Pick<McpInstallRecord, 'mcp'>): McpConnection {
+export function openMcpConnection(keyring: Keyring, install: Pick<McpInstallRecord, '_id' | 'mcp'>): McpConnection {
+  const sealedAs = sha256(`${install.mcp.url_sealed.data}\n${install.mcp.headers?.data ?? ''}`).slice(0, 16);
   return {
+    key: `${String(install._id)}:${sealedAs}`,
     url: open(keyring, install.mcp.url_sealed),
     headers: install.mcp.headers ? openJson<Record<string, string>>(keyring, install.mcp.headers) : {},
   };
@@ -151,6 +150,14 @@ export async function findMcpInstall(models: Models, ref: McpInstallRef): Promis
   return doc && isMcpInstall(doc) ? fromMcpDoc(doc) : null;
 }
 
+/** The profile's MCP install by that name. Throws 404 when there is none, 400 `not_mcp_install` when it is a servlet install. */
+export async function getMcpInstall(models: Models, ref: McpInstallRef): Promise<McpInstallRecord> {
+  const doc = await models.Installation.findOne({ owner: ref.owner, profile: ref.profile, name: ref.name }).lean();
+  if (!doc) throw notFound(`install "${ref.profile}/${ref.name}"`);
+  if (!isMcpInstall(doc)) throw badRequest(`name: install "${ref.name}" is a servlet install; only MCP installs list their tools again`, 'not_mcp_install');
+  return fromMcpDoc(doc);
+}
+
 /**
  * The install's URL and headers opened, with its tools and settings, for a run's call; null when the profile has no
  * MCP install by that name (uninstalled since, or replaced by a servlet).
@@ -158,6 +165,18 @@ export async function findMcpInstall(models: Models, ref: McpInstallRef): Promis
 export async function loadMcpInstallForCall(models: Models, keyring: Keyring, ref: McpInstallRef): Promise<(McpConnection & { install: McpInstallRecord }) | null> {
   const install = await findMcpInstall(models, ref);
   return install ? { ...openMcpConnection(keyring, install), install } : null;
+}
+
+/**
+ * The install as a worker's call needs it (activities/mcp-call.ts, McpInstallForCall): where its server is, opened,
+ * and whether it still offers a tool (settings.tools applied); null when it is gone. Read from the store on every call,
+ * so a call sees the install as it is now. The worker's, and the bench's (bench/mcp.ts).
+ */
+export async function mcpInstallForCall(models: Models, keyring: Keyring, ref: McpInstallRef): Promise<{ url: string; headers: Record<string, string>; offers(tool: string): boolean } | null> {
+  const found = await loadMcpInstallForCall(models, keyring, ref);
+  if (!found) return null;
+  const offered = new Set(offeredMcpTools(found.install).map((t) => t.name));
+  return { url: found.url, headers: found.headers, offers: (tool) => offered.has(tool) };
 }
 
 export interface McpInstallInput extends McpInstallRef {
@@ -212,21 +231,7 @@ export async function installMcp(models: Models, keyring: Keyring, input: McpIns
     approval: input.approval,
     modified_at: now,
   };
-  let created = false;
-  if (await models.Installation.exists(ref)) {
-    if (!input.allowUpdate) throw installTaken(ref);
-    await models.Installation.updateOne(ref, { $set: set });
-  } else {
-    try {
-      await models.Installation.create({ ...ref, ...set, created_at: now });
-      created = true;
-    } catch (err) {
-      if (!isDuplicateKey(err)) throw err;
-      if (!input.allowUpdate) throw installTaken(ref);
-      await models.Installation.updateOne(ref, { $set: set });
-    }
-  }
-  await markInstallsChanged(models, [ref]);
+  const created = await writeInstall(models, ref, set, { allowUpdate: input.allowUpdate, taken: () => installTaken(ref), now });
   const install = await findMcpInstall(models, ref);
   if (!install) throw notFound(`install "${ref.name}"`);
   return { install, created };

@@ -6,10 +6,11 @@ import { createServletRuntime } from '../../activities/servlets';
 import { createTemplateSandbox } from '../../activities/template/sandbox';
 import { createProviderFetch } from '../../activities/providers/http';
 import { createToolCaller } from '../../activities/tool-call';
-import { createMcpToolCaller } from '../../activities/mcp-call';
+import { cachedInstallLoader, createMcpTaskSteps, createMcpToolCaller } from '../../activities/mcp-call';
+import { createMcpTasks } from '../mcp/tasks';
 import { createMcpSessionPool } from '../mcp/pool';
 import { mcpClientOptions } from '../mcp/options';
-import { loadMcpInstallForCall, offeredMcpTools } from '../store/mcp-installs';
+import { mcpInstallForCall } from '../store/mcp-installs';
 import { mcpTaskQueue, toolTaskQueue } from '../contract/constants';
 import { loadInstallForRun } from '../store/installations';
 import { ensureReconcileSchedule } from './reconcile-schedule';
@@ -18,6 +19,7 @@ import { installTemporalRuntime } from './runtime';
 import { connectTemporal } from './client';
 import { activityMetrics } from './activity-metrics';
 import { createRegistry } from '../metrics';
+
 
 /** Bundles workflows/ once per process (webpack, a few seconds); every worker reuses the bundle. */
 let bundle: Promise<WorkflowBundleWithSourceMap> | undefined;
@@ -51,7 +53,7 @@ export interface RunningWorkerParts {
  * `.mcp` queue, up to WORKER_MAX_MCP_CALLS (they wait on the network). Makes sure the
  * reconciler's Schedule exists, and the retention Schedule exactly while RUN_RETENTION_DAYS is set.
  */
-export async function createWorker(deps: Omit<ActivityDeps, 'callTool' | 'callMcpTool' | 'templates' | 'temporal' | 'providerFetch'>): Promise<RunningWorkerParts> {
+export async function createWorker(deps: Omit<ActivityDeps, 'callTool' | 'callMcpTool' | 'mcpTasks' | 'templates' | 'temporal' | 'providerFetch'>): Promise<RunningWorkerParts> {
   const { config } = deps;
   installTemporalRuntime(deps.logger);
   const servlets = createServletRuntime({ config, logger: deps.logger });
@@ -60,15 +62,10 @@ export async function createWorker(deps: Omit<ActivityDeps, 'callTool' | 'callMc
     loadInstall: (owner, profile, install) => loadInstallForRun(deps.db.models, deps.keyring, owner, profile, install),
   });
   const mcpCalls = createMcpSessionPool(mcpClientOptions(config));
-  const callMcpTool = createMcpToolCaller({
-    calls: mcpCalls,
-    loadInstall: async (owner, profile, name) => {
-      const found = await loadMcpInstallForCall(deps.db.models, deps.keyring, { owner, profile, name });
-      if (!found) return null;
-      const offered = new Set(offeredMcpTools(found.install).map((t) => t.name));
-      return { url: found.url, headers: found.headers, offers: (tool) => offered.has(tool) };
-    },
-  });
+  // An install opened for a call is reused for a moment (a store read costs more than the call's own work).
+  const loadMcpInstall = cachedInstallLoader((owner, profile, name) => mcpInstallForCall(deps.db.models, deps.keyring, { owner, profile, name }));
+  const callMcpTool = createMcpToolCaller({ calls: mcpCalls, loadInstall: loadMcpInstall });
+  const mcpTasks = createMcpTaskSteps({ tasks: createMcpTasks(mcpClientOptions(config)), loadInstall: loadMcpInstall });
   const templates = createTemplateSandbox({ timeoutMs: config.TEMPLATE_TIMEOUT_MS, maxPromptBytes: config.RUN_PROMPT_MAX_BYTES });
   const provider = createProviderFetch();
   const temporal = await connectTemporal(config);
@@ -85,8 +82,8 @@ export async function createWorker(deps: Omit<ActivityDeps, 'callTool' | 'callMc
   try {
     await ensureReconcileSchedule(temporal, config);
     await ensureRetentionSchedule(temporal, config);
-    const activities = createActivities({ ...deps, callTool, callMcpTool, templates, temporal, providerFetch: provider.fetch });
-    const { callTool: toolActivity, callMcpTool: mcpActivity, ...rest } = activities;
+    const activities = createActivities({ ...deps, callTool, callMcpTool, mcpTasks, templates, temporal, providerFetch: provider.fetch });
+    const { callTool: toolActivity, callMcpTool: mcpActivity, startMcpTask, followMcpTask, mcpTaskResult, cancelMcpTask, ...rest } = activities;
     const metrics = createRegistry();
     const interceptors = { activity: [activityMetrics(metrics)] };
     const main = await Worker.create({
@@ -111,7 +108,7 @@ export async function createWorker(deps: Omit<ActivityDeps, 'callTool' | 'callMc
       connection,
       namespace: config.TEMPORAL_NAMESPACE,
       taskQueue: mcpTaskQueue(config.TEMPORAL_TASK_QUEUE),
-      activities: { callMcpTool: mcpActivity },
+      activities: { callMcpTool: mcpActivity, startMcpTask, followMcpTask, mcpTaskResult, cancelMcpTask },
       maxConcurrentActivityTaskExecutions: config.WORKER_MAX_MCP_CALLS,
       interceptors,
     });

@@ -7,6 +7,7 @@ import addFormats from 'ajv-formats';
 import { expect } from 'chai';
 import { createApp } from '../../src/http/app';
 import { exampleChecks } from '../../src/http/openapi/document';
+import { installMcp } from '../../src/store/mcp-installs';
 import { taskScheduleId } from '../../src/temporal/ids';
 import { api, readResponse, signedIn, type ApiResponse } from '../helpers/api';
 import { openaiToolCall, providerError } from '../helpers/fake-provider';
@@ -226,6 +227,19 @@ describe('the OpenAPI document', () => {
     check(await me.get('/api/servlets/~/greeter'), 'get', '/api/servlets/{user}/{servlet}');
     check(await me.get('/api/servlets?q=greeter'), 'get', '/api/servlets');
     check(await me.get('/api/profiles/~/default/installations'), 'get', '/api/profiles/{user}/{profile}/installations');
+    // An MCP install beside it (stored as an install stores it: test/mcp-install/ installs through a real server).
+    await installMcp(getStack().db.models, getStack().keyring, {
+      owner: username, profile: 'default', name: 'ev', url: new URL('https://127.0.0.1:9/mcp'), headers: { Authorization: 'Bearer x-0123456789' },
+      listing: { tools: [{ name: 'echo', inputSchema: { type: 'object' }, annotations: { readOnlyHint: true }, execution: { taskSupport: 'forbidden' } }], serverInfo: { name: 'ev', version: '1' }, protocolVersion: '2025-11-25' },
+      allowedTools: ['echo'], approval: 'destructive', allowUpdate: true,
+    });
+    const listed = await me.get('/api/profiles/~/default/installations');
+    expect(listed.body.installs.map((i: { name: string }) => i.name)).to.deep.equal(['ev', 'hello']);
+    check(listed, 'get', '/api/profiles/{user}/{profile}/installations');
+    // The stack's API has no MCP_ALLOWLIST (its guard refuses loopback before connecting), and a servlet install lists
+    // nothing again: both are documented 400s.
+    check(await me.post('/api/profiles/~/default/installations/ev/refresh'), 'post', '/api/profiles/{user}/{profile}/installations/{name}/refresh');
+    check(await me.post('/api/profiles/~/default/installations/hello/refresh'), 'post', '/api/profiles/{user}/{profile}/installations/{name}/refresh');
 
     await createTask(me, 'default', 'oas');
     const triggered = await postSigned(await signedUrl(me, 'default', 'oas'), { text: 'x' }, { 'run-id': 'first' });

@@ -32,6 +32,13 @@ export async function everythingServer(): Promise<{ url: string }> {
   return starting;
 }
 
+/** Restarts the server on the same port: it forgets every session (as a deployment of a real server does). */
+export async function restartEverythingServer(): Promise<void> {
+  if (!server) throw new Error('server-everything is not running');
+  await server.process.stop(5_000);
+  await server.process.start();
+}
+
 export async function stopEverythingServer(): Promise<void> {
   await server?.process.stop(5_000);
   server = undefined;

@@ -12,7 +12,8 @@ import { freePort } from './net';
  * An MCP server of our own (the official SDK's McpServer and StreamableHTTPServerTransport), in this process on a
  * loopback port, for the unhappy paths a real server rarely shows on demand. Each path is a behaviour:
  * - `/mcp`: a working server whose tools misbehave on demand (TOOLS below); sessions kept until `forgetSessions()`
- * - `/many`: a working server (the SDK's low-level Server) listing 500 tools, 50 a page; other tool names: a JSON-RPC error
+ * - `/json`: the tools of `/mcp`, answered as plain JSON (no event streams)
+ * - `/many`: a working server (the SDK's low-level Server) listing 500 tools, 50 a page; `echo-auth`: a JSON-RPC error quoting the Authorization header; other tool names: a JSON-RPC error
  * - `/401`, `/403`: that status, with the request's Authorization header echoed in the body (a server may do that)
  * - `/garbage`: 200 with an HTML page; `/hang`: never answers; `/huge`: 50 MB of JSON
  * `closedUrl` is a loopback port nothing listens on. In-process, so that `stats` are read directly; "dies mid-call"
@@ -45,6 +46,8 @@ export const TOOLS = {
   readOnly: 'read-only',
   destructive: 'destructive',
   idempotent: 'idempotent',
+  /** Idempotent; every other call dies mid-answer after it ran (the first of two, the third...). */
+  flakyIdempotent: 'flaky-idempotent',
   waitForCancel: 'wait-for-cancel',
   hangs: 'hangs',
   diesMidCall: 'dies-mid-call',
@@ -108,7 +111,7 @@ async function start(): Promise<HostileServer & { close(): Promise<void> }> {
       res.writeHead(200, { 'content-type': 'application/json' });
       return sendHuge(res, '{"jsonrpc":"2.0","id":0,"result":{"padding":"', '"}}');
     }
-    if (path !== '/mcp' && path !== '/many') return void res.writeHead(404).end('not found');
+    if (path !== '/mcp' && path !== '/many' && path !== '/json') return void res.writeHead(404).end('not found');
 
     const body = req.method === 'POST' ? JSON.parse((await readBody(req)) || 'null') : undefined;
     const raw = body && body.method === 'tools/call' ? rawTool(body, req, res) : false;
@@ -122,6 +125,7 @@ async function start(): Promise<HostileServer & { close(): Promise<void> }> {
       }
       const created: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
         sessionIdGenerator: () => randomUUID(),
+        enableJsonResponse: path === '/json',
         onsessioninitialized: (id) => {
           sessions.set(id, created);
           bump(stats.initializations, path);
@@ -141,6 +145,13 @@ async function start(): Promise<HostileServer & { close(): Promise<void> }> {
   function rawTool(body: { id: number; params?: { name?: string } }, req: http.IncomingMessage, res: http.ServerResponse): boolean {
     const name = body.params?.name;
     switch (name) {
+      case TOOLS.flakyIdempotent:
+        // Every other call dies mid-answer (after the tool ran); the others are answered by the SDK's tool below.
+        if (bump(stats.calls, name) % 2 === 0) return false;
+        res.writeHead(200, { 'content-type': 'text/event-stream' });
+        res.write(': the tool ran, and the answer is lost\n\n');
+        setTimeout(() => req.socket.destroy(), 20);
+        return true;
       case TOOLS.diesMidCall:
         bump(stats.calls, name);
         res.writeHead(200, { 'content-type': 'text/event-stream' });
@@ -186,6 +197,9 @@ async function start(): Promise<HostileServer & { close(): Promise<void> }> {
     });
     mcp.registerTool(TOOLS.readOnly, { description: 'Reads', annotations: { readOnlyHint: true } }, async () => text('read'));
     mcp.registerTool(TOOLS.destructive, { description: 'Deletes', annotations: { readOnlyHint: false, destructiveHint: true } }, async () => text('deleted'));
+    mcp.registerTool(TOOLS.flakyIdempotent, { description: 'Sets, and loses every other answer', annotations: { destructiveHint: false, idempotentHint: true } }, async () =>
+      text(`set after ${stats.calls[TOOLS.flakyIdempotent]} calls`),
+    );
     mcp.registerTool(TOOLS.idempotent, { description: 'Sets', annotations: { destructiveHint: false, idempotentHint: true } }, async () => text(`set ${bump(stats.calls, TOOLS.idempotent)}`));
     const untilCancelled = (name: string) => async (extra: { signal: AbortSignal }) => {
       bump(stats.calls, name);
@@ -227,7 +241,9 @@ async function start(): Promise<HostileServer & { close(): Promise<void> }> {
       }));
       return { tools, ...(from + PAGE < 500 ? { nextCursor: String(from + PAGE) } : {}) };
     });
-    low.setRequestHandler(CallToolRequestSchema, async (request) => {
+    low.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
+      // A careless server that quotes the credentials it was sent in its error.
+      if (request.params.name === 'echo-auth') throw new McpError(ErrorCode.InvalidRequest, `bad token: ${extra.requestInfo?.headers.authorization}`);
       // A JSON-RPC error, as a server without McpServer's wrapping answers a tool it does not have.
       if (!/^tool-\d+$/.test(request.params.name)) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${request.params.name}`);
       return { content: [{ type: 'text', text: `ran ${request.params.name}` }] };

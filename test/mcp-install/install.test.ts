@@ -114,9 +114,12 @@ describe('MCP installs: installing a server and listing its tools again', functi
 
   it('lists the tools again on refresh, keeping the settings, and a dropped tool fails closed instead of failing the API', async () => {
     expect((await install({ name: 'ev', mcp: { url: everything }, settings: { tools: ['echo'], approval: ['echo'] } })).status).to.equal(201);
-    const before = (await list())[0];
+    const first = await me.api.get('/api/profiles/~/default/installations');
+    const before = first.body.installs[0];
     const again = await refresh('ev');
     expect(again.status, again.text).to.equal(200);
+    const conditional = await me.api.get('/api/profiles/~/default/installations', { headers: { 'if-none-match': first.headers.get('etag')! } });
+    expect(conditional.status, 'the list changed: no 304').to.equal(200);
     expect(Date.parse(again.body.mcp.listed_at)).to.be.at.least(Date.parse(before.mcp.listed_at));
     expect(again.body.mcp.tools.map((t: { name: string }) => t.name)).to.include('echo');
 

@@ -62,6 +62,12 @@ describe('MCP installs in the store', () => {
     const opened = await loadMcpInstallForCall(getStack().db.models, getStack().keyring, { owner: me.username, profile: 'default', name: 'ev' });
     expect(opened!.url, 'the fragment is never sent, so not kept').to.equal(`https://user:pw@mcp.example.invalid:8443/mcp?key=${QUERY_SECRET}`);
     expect(opened!.headers).to.deep.equal({ Authorization: HEADER_SECRET, 'X-Version': '2' });
+    expect(opened!.key, 'names the install, holds no secret').to.match(new RegExp(`^${String(install._id)}:[0-9a-f]{16}$`));
+    // saved again (the same URL and headers): a new key, so a worker's pool opens a new session
+    const again = await mcpInstall(me.username, 'ev');
+    const reopened = await loadMcpInstallForCall(getStack().db.models, getStack().keyring, { owner: me.username, profile: 'default', name: 'ev' });
+    expect(again.created).to.equal(false);
+    expect(reopened!.key).to.not.equal(opened!.key);
     expect(await loadMcpInstallForCall(getStack().db.models, getStack().keyring, { owner: me.username, profile: 'default', name: 'nope' })).to.equal(null);
   });
 
@@ -117,10 +123,10 @@ describe('MCP installs in the store', () => {
     expect(await findMcpInstall(db.models, { owner: me.username, profile: 'default', name: 'x' })).to.equal(null);
   });
 
-  it('refuses to store a listing with more than 1000 tools, or schemas nested too deep for the stores', () => {
+  it('refuses to store a listing larger than 8 MiB, or with schemas nested too deep for the stores', () => {
     expect(listingProblem(listing(tool('a'), tool('b')))).to.equal(undefined);
-    const many = listing(...Array.from({ length: 1001 }, (_, i) => tool(`t${i}`)));
-    expect(listingProblem(many)).to.equal('it lists 1001 tools, more than the 1000 an install holds');
+    const large = listing(...Array.from({ length: 9 }, (_, i) => ({ ...tool(`t${i}`), description: 'x'.repeat(1024 * 1024) })));
+    expect(listingProblem(large)).to.equal('its tool list is larger than 8 MiB');
     let deep: Record<string, unknown> = { type: 'string' };
     for (let i = 0; i < 60; i++) deep = { type: 'object', properties: { x: deep } };
     expect(listingProblem(listing(tool('ok'), { name: 'deep', inputSchema: deep }))).to.match(/^the schemas of its tool "deep" nest deeper than \d+ levels$/);

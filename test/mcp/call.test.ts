@@ -66,6 +66,14 @@ describe('MCP tool calls (the session pool)', () => {
       expect(result.content[0]).to.have.property('text').that.matches(/completed/);
     });
 
+    it('restarts the call timeout at each progress notification', async () => {
+      // 12 steps of 100 ms: far longer than the timeout in all, each step well within it.
+      let steps = 0;
+      const result = await pool.callTool(target, { name: 'trigger-long-running-operation', arguments: { duration: 1.2, steps: 12 } }, { timeoutMs: 600, onProgress: () => steps++ });
+      expect(steps).to.equal(12);
+      expect(result.content[0]).to.have.property('text').that.matches(/completed/);
+    });
+
     it('keeps isError of a tool error result (McpServer answers an unknown tool so)', async () => {
       const result = await pool.callTool(target, { name: 'no-such-tool' });
       expect(result.isError).to.equal(true);
@@ -91,6 +99,11 @@ describe('MCP tool calls (the session pool)', () => {
       expect(result.content).to.deep.equal([{ type: 'text', text: 'done' }]);
       expect(progress).to.deep.equal([[1, 3, 'step 1'], [2, 3, 'step 2'], [3, 3, 'step 3']]);
       expect(logs).to.deep.equal([['info', 'hostile: working on step 1'], ['info', 'hostile: working on step 2'], ['warning', 'hostile: working on step 3']]);
+    });
+
+    it('calls a server that answers in plain JSON rather than event streams', async () => {
+      const result = await pool.callTool({ ...target, url: server.url('/json') }, { name: TOOLS.mixed });
+      expect(result.content[0]).to.deep.equal({ type: 'text', text: 'plain text' });
     });
 
     it('sends notifications/cancelled when the caller aborts, and says the tool may have run', async () => {
@@ -147,6 +160,24 @@ describe('MCP tool calls (the session pool)', () => {
       const err = await failure(pool.callTool({ ...target, url: server.url('/many') }, { name: 'no-such-tool' }));
       expectFailure(err, 'server_error', true);
       expect(err.message).to.match(/Unknown tool: no-such-tool/);
+    });
+
+    it('keeps header values out of an error message even when the server quotes them', async () => {
+      const err = await failure(pool.callTool({ ...target, url: server.url('/many') }, { name: 'echo-auth' }));
+      expectFailure(err, 'server_error', true);
+      expect(err.message).to.match(/bad token: \[redacted\]/);
+    });
+
+    it('ends, as never sent, a call cancelled while its session is still opening', async () => {
+      const controller = new AbortController();
+      const call = pool.callTool({ ...target, url: server.url('/hang') }, { name: TOOLS.count }, { signal: controller.signal });
+      setTimeout(() => controller.abort(), 50);
+      expectFailure(await failure(call), 'cancelled', false);
+    });
+
+    it('never sends a call whose header value HTTP cannot carry', async () => {
+      const err = await failure(pool.callTool({ ...target, headers: { Authorization: 'Bearer sk-call-secret-0123456789\n' } }, { name: TOOLS.count }));
+      expectFailure(err, 'bad_headers', false);
     });
 
     it('says a refused connection never reached the server', async () => {

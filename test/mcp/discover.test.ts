@@ -112,9 +112,27 @@ describe('MCP discovery (discoverTools)', () => {
       expect(server.stats.initializations['/mcp'] ?? 0).to.equal(before);
     });
 
+    it('connects by a name only to the addresses the guard checked (DNS pinned): NETWORK_BLOCKLIST wins over MCP_ALLOWLIST', async () => {
+      const server = await hostileServer();
+      const byName = server.url('/mcp').replace('127.0.0.1', 'localhost');
+      expect((await discoverTools({ url: byName }, testMcpOptions({ MCP_ALLOWLIST: ['localhost'] }))).tools.length).to.be.greaterThan(0);
+      const before = server.stats.initializations['/mcp'] ?? 0;
+      const err = await expectReason(byName, 'guard', /localhost resolves to .* NETWORK_BLOCKLIST/, testMcpOptions({ MCP_ALLOWLIST: ['localhost'], NETWORK_BLOCKLIST: ['127.0.0.0/8', '::1'] }));
+      expect(err.message).to.match(/network guard/);
+      expect(server.stats.initializations['/mcp'] ?? 0).to.equal(before);
+    });
+
     it('refuses http:// to a host MCP_ALLOWLIST does not name', async () => {
       const server = await hostileServer();
       await expectReason(server.url('/mcp'), 'guard', /http:\/\/ is allowed only for hosts in MCP_ALLOWLIST/, testMcpOptions({ MCP_ALLOWLIST: ['mcp.example.com'] }));
+    });
+
+    it('refuses a header value HTTP cannot carry without quoting it', async () => {
+      const server = await hostileServer();
+      const err = await failure(discoverTools({ url: server.url('/mcp'), headers: { 'X-Api-Key': 'line-one-secret\r\nInjected: yes' } }, testMcpOptions()));
+      expect(err.reason).to.equal('bad_headers');
+      expect(err.message).to.match(/X-Api-Key cannot be sent/);
+      expect(err.message).not.to.match(/line-one-secret|Injected/);
     });
 
     it('shows the URL without its query string or user info', async () => {

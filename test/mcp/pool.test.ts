@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import { createMcpSessionPool, type McpSessionPool } from '../../src/mcp/pool';
+import { everythingServer, restartEverythingServer } from '../helpers/mcp-everything';
 import { hostileServer, TOOLS, type HostileServer } from '../helpers/mcp-hostile-server';
 import { testMcpOptions } from './options';
 
@@ -44,6 +45,14 @@ describe('MCP session pool', () => {
     expect(result.content[0]).to.have.property('text').that.matches(/^call \d+$/);
     expect(initializations()).to.equal(before + 1);
     expect(server.stats.calls[TOOLS.count]).to.equal(calls + 1);
+  });
+
+  it('opens a new session after server-everything restarted (it answers 400 to the old session)', async () => {
+    const everything = { key: 'everything-restarted', url: (await everythingServer()).url };
+    await pool.callTool(everything, { name: 'echo', arguments: { message: 'before' } });
+    await restartEverythingServer();
+    const result = await pool.callTool(everything, { name: 'echo', arguments: { message: 'after' } });
+    expect(result.content).to.deep.equal([{ type: 'text', text: 'Echo: after' }]);
   });
 
   it('opens a new session when the install changed its headers, and closes the old one', async () => {

@@ -9,6 +9,8 @@ import { everythingServer } from '../helpers/mcp-everything';
 import { hostileServer, TOOLS } from '../helpers/mcp-hostile-server';
 import { runWorkflowId } from '../../src/temporal/ids';
 import { startWorkerProcess } from '../helpers/worker-process';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { seal } from '../../src/store/secrets';
 import { discoverTools } from '../../src/mcp/discover';
 import { mcpClientOptions } from '../../src/mcp/options';
@@ -42,6 +44,14 @@ async function installMcp(username: string, name: string, url: string, settings:
     approval: settings.approval ?? 'destructive',
     allowUpdate: true,
   });
+}
+
+/** One call of `tool` on the server, straight through the SDK (to set a counting tool's state). */
+async function callOnce(url: string, tool: string): Promise<void> {
+  const client = new Client({ name: 'test', version: '1' });
+  await client.connect(new StreamableHTTPClientTransport(new URL(url)));
+  await client.callTool({ name: tool, arguments: {} }).catch(() => undefined);
+  await client.close();
 }
 
 /** A URL sealed with the test stack's keyring, as an install stores it. */
@@ -154,6 +164,24 @@ describe('runs: tools from MCP servers installed in the profile', function () {
     expect(msgs(run)).to.include(`tool result: h__${TOOLS.diesMidCall} (error)`);
   });
 
+  it('makes a call that may have reached the server again when the tool says it is idempotent', async () => {
+    const { api, username } = await user();
+    const { fake } = getStack();
+    const hostile = await hostileServer();
+    await installMcp(username, 'h', hostile.url('/mcp'));
+    await createTask(api, 'default', 'flaky');
+    const before = hostile.stats.calls[TOOLS.flakyIdempotent] ?? 0;
+    // Odd calls lose their answer: start from one, so this run's first call is one of them.
+    if (before % 2 === 1) await callOnce(hostile.url('/mcp'), TOOLS.flakyIdempotent);
+    const first = hostile.stats.calls[TOOLS.flakyIdempotent] ?? 0;
+    fake.script([openaiToolCall([{ name: `h__${TOOLS.flakyIdempotent}`, arguments: {} }]), (req) => openaiText(`final: ${toolMessages(req)[0].content}`)]);
+    const run = await waitForRun(api, await trigger(api, 'flaky'));
+    expect(run.status, JSON.stringify(run.results)).to.equal('ready');
+    expect(run.results.at(-1).lastMessage.content).to.equal(`final: set after ${first + 2} calls`);
+    expect((hostile.stats.calls[TOOLS.flakyIdempotent] ?? 0) - first, 'sent twice: its first answer was lost').to.equal(2);
+    expect(msgs(run).some((m) => m.startsWith(`h__${TOOLS.flakyIdempotent}: failed:`)), JSON.stringify(msgs(run))).to.equal(true);
+  });
+
   it('tries a server that refuses connections again with backoff, then tells the model it could not be reached', async () => {
     const { api, username } = await user();
     const { fake, db } = getStack();
@@ -214,6 +242,57 @@ describe('runs: tools from MCP servers installed in the profile', function () {
       expect(run.results.at(-1).lastMessage.content).to.match(/^final: ERROR: the call may or may not have run: the worker running it was lost/);
       expect((hostile.stats.calls[TOOLS.hangs] ?? 0) - calls, 'the tool was sent once').to.equal(1);
 
+    } finally {
+      for (const c of children) if (c.exitCode === null) c.kill('SIGKILL');
+      await own.close();
+    }
+  });
+
+  it('runs a task-required MCP tool as an MCP task, followed on timers, and gives the model its report', async () => {
+    const { api, username } = await user();
+    const { fake } = getStack();
+    await installMcp(username, 'ev', (await everythingServer()).url);
+    await createTask(api, 'default', 'research');
+    fake.script([openaiToolCall([{ name: 'ev__simulate-research-query', arguments: { topic: 'durable agents' } }]), (req) => openaiText(`final: ${toolMessages(req)[0].content}`)]);
+    const url = await trigger(api, 'research');
+    const run = await waitForRun(api, url, 60_000);
+    expect(run.status, JSON.stringify(run.results)).to.equal('ready');
+    expect(run.results.at(-1).lastMessage.content).to.match(/^final: .*durable agents/s);
+    // Started, followed by tasks/get between timers, its result read: activities on the MCP queue, none held while it worked.
+    const id = runWorkflowId({ owner: username, profile: 'default', task: 'research', run: url.split('/').at(-1)! });
+    const events = (await getStack().temporal.workflow.getHandle(id).fetchHistory()).events ?? [];
+    const activities = events.flatMap((e) => (e.activityTaskScheduledEventAttributes ? [e.activityTaskScheduledEventAttributes.activityType?.name] : []));
+    expect(activities.filter((a) => a === 'startMcpTask')).to.have.length(1);
+    expect(activities.filter((a) => a === 'followMcpTask').length).to.be.greaterThan(0);
+    expect(activities.filter((a) => a === 'mcpTaskResult')).to.have.length(1);
+    expect(events.filter((e) => e.timerStartedEventAttributes).length).to.be.greaterThan(0);
+  });
+
+  it('follows an MCP task to its end after the worker that started it is SIGKILLed', async function () {
+    this.timeout(120_000);
+    const { username, sessionId } = await signedIn();
+    const { fake, env } = getStack();
+    const queue = `mcp-task-killed-${crypto.randomBytes(4).toString('hex')}`;
+    const settings = { ...SETTINGS, TEMPORAL_TASK_QUEUE: queue };
+    const own = await startApi(settings);
+    const children: ChildProcess[] = [];
+    try {
+      const api = apiFor(sessionId, own.url);
+      await installMcp(username, 'ev', (await everythingServer()).url);
+      await createTask(api, 'default', 'research');
+      fake.script([openaiToolCall([{ name: 'ev__simulate-research-query', arguments: { topic: 'survivors' } }]), (req) => openaiText(`final: ${toolMessages(req)[0].content}`)]);
+      children.push(await startWorkerProcess({ ...env, ...settings }));
+      const url = await trigger(api, 'research');
+      const id = runWorkflowId({ owner: username, profile: 'default', task: 'research', run: url.split('/').at(-1)! });
+      const handle = getStack().temporal.workflow.getHandle(id);
+      // Kill once the task was started and the workflow waits on a poll timer.
+      await until('the task started', async () => ((await handle.fetchHistory()).events ?? []).some((e) => e.timerStartedEventAttributes));
+      children[0]!.kill('SIGKILL');
+      await new Promise((r) => children[0]!.once('exit', r));
+      children.push(await startWorkerProcess({ ...env, ...settings }));
+      const run = await waitForRun(api, url, 90_000);
+      expect(run.status, JSON.stringify(run.results)).to.equal('ready');
+      expect(run.results.at(-1).lastMessage.content).to.match(/^final: .*survivors/s);
     } finally {
       for (const c of children) if (c.exitCode === null) c.kill('SIGKILL');
       await own.close();

@@ -1,11 +1,8 @@
 import type { Context } from 'koa';
 import { AppError, badRequest, notFound } from '../../../errors';
-import { discoverTools } from '../../../mcp/discover';
-import { McpUnreachable } from '../../../mcp/errors';
-import { mcpClientOptions } from '../../../mcp/options';
-import { checkMcpUrl, displayUrl } from '../../../mcp/policy';
-import type { McpClientOptions } from '../../../mcp/session';
-import { isMcpInstall, checkMcpInstallable, fromMcpDoc, installMcp, listingProblem, openMcpConnection, saveMcpListing, type McpListing } from '../../../store/mcp-installs';
+import { checkMcpUrl, discoverTools, displayUrl, mcpClientOptions, McpUnreachable, type McpClientOptions } from '../../../mcp';
+import { redactor } from '../../../mcp/errors';
+import { checkMcpInstallable, getMcpInstall, installMcp, listingProblem, openMcpConnection, saveMcpListing, type McpListing } from '../../../store/mcp-installs';
 import type { AppDeps } from '../../deps';
 import { presentMcpInstall } from '../../presenters/mcp-installation';
 import { parse } from '../../validate';
@@ -29,8 +26,8 @@ export function mcpInstallHandlers(deps: AppDeps) {
     try {
       listing = await discoverTools({ url: url.toString(), headers }, clientOptions());
     } catch (err) {
-      // discoverTools leaves header values out of its messages; the URL's secret parts are taken out here too.
-      const message = redactUrl(err instanceof Error ? err.message : String(err), url);
+      // discoverTools leaves header values out of its messages; here the URL's secret parts go too, whatever threw.
+      const message = redactUrl(redactor(headers)(err instanceof Error ? err.message : String(err)), url);
       if (err instanceof McpUnreachable && err.reason === 'guard') throw badRequest(`mcp.url: ${message}`);
       if (err instanceof McpUnreachable) throw new AppError(400, 'mcp_unreachable', `mcp.url: ${message}`);
       deps.logger.warn({ err: { name: (err as Error)?.name, message }, url: displayUrl(url) }, "listing an MCP server's tools failed unexpectedly");
@@ -63,10 +60,7 @@ export function mcpInstallHandlers(deps: AppDeps) {
 
   /** `POST …/installations/<name>/refresh`: the install with its tools listed again. */
   async function refresh(ctx: Context, owner: string, profile: string, name: string) {
-    const doc = await models.Installation.findOne({ owner, profile, name }).lean();
-    if (!doc) throw notFound(`install "${profile}/${name}"`);
-    if (!isMcpInstall(doc)) throw badRequest(`name: install "${name}" is a servlet install; only MCP installs list their tools again`, 'not_mcp_install');
-    const install = fromMcpDoc(doc);
+    const install = await getMcpInstall(models, { owner, profile, name });
     const connection = openMcpConnection(deps.keyring, install);
     const listing = await listTools(new URL(connection.url), connection.headers);
     const saved = await saveMcpListing(models, deps.keyring, install, listing);

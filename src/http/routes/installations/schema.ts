@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { badRequest } from '../../../errors';
+import { MAX_TOOLS } from '../../../mcp';
 import { NAME_PATTERN, NAME_RULE, nameSchema } from '../../../store/names';
 
 export const profileParams = z.object({ profile: nameSchema });
@@ -86,7 +87,6 @@ export function installDomains(body: InstallBody): string[] | null {
 const MCP_URL_MAX_LENGTH = 2048;
 const MCP_HEADERS_MAX = 32;
 const MCP_HEADER_VALUE_MAX_LENGTH = 8 * 1024;
-const MCP_TOOLS_MAX = 1000;
 const MCP_TOOL_NAME_MAX_LENGTH = 256;
 
 /** Headers the MCP transport sets itself: an install may not send its own. */
@@ -127,7 +127,7 @@ const mcpHeaders = z
 const toolNames = (what: string) =>
   z
     .array(z.string().min(1, 'expected a tool name').max(MCP_TOOL_NAME_MAX_LENGTH, `expected at most ${MCP_TOOL_NAME_MAX_LENGTH} characters`))
-    .refine((names) => names.length <= MCP_TOOLS_MAX, `expected at most ${MCP_TOOLS_MAX} ${what}`)
+    .refine((names) => names.length <= MAX_TOOLS, `expected at most ${MAX_TOOLS} ${what}`)
     .refine((names) => new Set(names).size === names.length, 'expected each tool name once');
 
 /** `"destructive"` when absent (the default for an MCP install, stored as such: store/mcp-installs.ts). */
