@@ -21,6 +21,7 @@ import { benchLongRun, printLongRun } from './long';
 import { benchSlowModel, printSlowModel } from './slow';
 import { benchLiveStreams } from './live';
 import { memoryBench, memoryRows, printMemory } from './memory';
+import { benchMcpServer, mcpServerRows } from './mcp-server';
 import { freePort, waitForPort } from '../test/helpers/net';
 
 const log = (msg: string) => process.stderr.write(`[bench] ${msg}\n`);
@@ -32,7 +33,7 @@ const log = (msg: string) => process.stderr.write(`[bench] ${msg}\n`);
  * apart, and runs with one MCP call against runs with one servlet call.
  * `--profile` also writes V8 CPU profiles of the API and the worker processes.
  */
-const PARTS = ['serial', 'throughput', 'closed', 'live', 'memory', 'servlets', 'mcp', 'long', 'slow'] as const;
+const PARTS = ['serial', 'throughput', 'closed', 'live', 'memory', 'servlets', 'mcp', 'mcp-server', 'long', 'slow'] as const;
 const chosen = process.argv.slice(2).filter((a) => !a.startsWith('-'));
 for (const name of chosen) if (!(PARTS as readonly string[]).includes(name)) throw new Error(`unknown part "${name}"; the parts are ${PARTS.join(', ')}`);
 const profileDir = process.argv.includes('--profile') ? path.join(os.tmpdir(), `ptr-bench-profiles-${process.pid}`) : undefined;
@@ -266,6 +267,9 @@ async function measure(s: Awaited<ReturnType<typeof startBenchStack>>) {
     // After the live part: every other request is answered at once by `echo`.
     results.mcp = await benchMcp({ stack: s, api, pids, otherwise: echo, log });
   }
+  if (wanted('mcp-server')) {
+    results.mcpServer = await benchMcpServer({ apiUrl: s.apiUrl, session, task: 'bench', log });
+  }
   if (wanted('long')) {
     log('a long run: 50 turns whose tool answers 100 KiB (history bytes and CPU per turn, first turns against last)...');
     // Last: no live run is held any more, so the other parts' requests are answered by `echo`.
@@ -318,6 +322,7 @@ function printTable(r: any, file: string) {
     rows.push(['  streams that got `end` once the runs closed', `${ls.endedStreams} of ${ls.streams}`, '—', 'all']);
   }
   if (r.memoryMb) rows.push(...memoryRows(r.memoryMb));
+  if (r.mcpServer) rows.push(...mcpServerRows(r.mcpServer));
   if (r.servletCallMs) {
     rows.push(['servlet call p50 (pool vs direct)', `${r.servletCallMs.pooledP50} ms`, `${r.servletCallMs.directP50} ms`, `overhead ≤ 1 ms (${r.servletCallMs.overheadP50} ms)`]);
     rows.push(['servlet call p99 (pool vs direct)', `${r.servletCallMs.pooledP99} ms`, `${r.servletCallMs.directP99} ms`, '']);

@@ -30,6 +30,8 @@ import { createRuns } from '../runs';
 import { createRunReader } from '../runs/live-reader';
 import { createRegistry } from '../metrics';
 import { createRateLimits } from './rate-limits';
+import { mcpServer } from '../mcp-server/http';
+import { mcpRouter } from './routes/mcp/router';
 
 const KNOWN_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
 
@@ -66,7 +68,11 @@ export function createApp(deps: AppDeps): Koa {
   const lifecycle = createRuns({ models: deps.db.models, temporal: deps.temporal, logger: deps.logger, config: deps.config });
   const runs = runService(deps, reader, limits, lifecycle);
   // The server's close (server.ts) ends the open event streams: their clients reconnect to another process.
-  app.once(APP_CLOSING, () => runs.events.close());
+  const mcp = mcpServer(deps, runs);
+  app.once(APP_CLOSING, () => {
+    runs.events.close();
+    mcp.close();
+  });
   const metrics = createRegistry();
   // Read from the reader when scraped: the benchmark divides it by the live polls it made.
   new Counter({
@@ -98,11 +104,14 @@ export function createApp(deps: AppDeps): Koa {
   api.use(contentRouter(deps).routes());
   api.use(schedulesRouter(deps, runs).routes());
   api.use(approvalsRouter(deps).routes());
+  api.use(mcpRouter(deps).routes());
   api.use(tokensRouter(deps).routes());
 
   app.use(requestMetrics(metrics));
   app.use(accessLog(deps.logger));
   app.use(errorHandler(deps.logger));
+  // `/mcp/<profile>`: reads its own body and answers JSON-RPC errors itself (src/mcp-server/).
+  app.use(mcp.middleware);
   app.use(moduleUploadBypass());
   app.use(jsonBody({ maxBytes: deps.config.BODY_LIMIT_BYTES, maxDepth: deps.config.JSON_MAX_DEPTH }));
   app.use(requestDeadline({ conn: deps.db.conn, logger: deps.logger, deadlineMs: deps.config.REQUEST_DEADLINE_MS }));

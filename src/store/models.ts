@@ -78,6 +78,13 @@ const taskFields = {
   max_tokens: { type: Number, default: null },
   /** store/tasks.ts TaskLimits; null: the server's. */
   limits: { type: Schema.Types.Mixed, default: null },
+  /** What the task does, for people and for MCP clients (its tool's description); null: none. */
+  description: { type: String, default: null },
+  /**
+   * JSON Schema 2020-12 of its trigger data (its MCP tool's inputSchema) as JSON text: a schema's keys (`$schema`,
+   * `$defs`, `$ref`) are not keys a document may hold. null: made from the prompt's placeholders.
+   */
+  input_schema_json: { type: String, default: null },
   key: { type: sealed, default: null },
 };
 
@@ -390,6 +397,23 @@ const rateLimit = new Schema(
 );
 rateLimit.index({ key: 1 }, { unique: true });
 
+/**
+ * Runs started as MCP tasks (src/mcp-server/): the task id a client holds, the user it is bound to, and the run.
+ * `_id` is an HMAC of the owner and the run's workflow id (mcp-server/task-ids.ts): a retried call maps to the same.
+ */
+const mcpTask = new Schema(
+  {
+    _id: { type: String, required: true },
+    owner: { type: String, required: true },
+    profile: { type: String, required: true },
+    task: { type: String, required: true },
+    run: { type: String, required: true },
+    created_at: { type: Date, required: true },
+  },
+  opts,
+);
+mcpTask.index({ owner: 1, created_at: -1 });
+
 export function registerModels(conn: Connection) {
   return {
     User: conn.model('User', user, 'users'),
@@ -414,6 +438,7 @@ export function registerModels(conn: Connection) {
     ModuleChunk: conn.model('ModuleChunk', moduleChunk, 'module_chunks'),
     Installation: conn.model('Installation', installation, 'installations'),
     TaskSchedule: conn.model('TaskSchedule', taskSchedule, 'task_schedules'),
+    McpTask: conn.model('McpTask', mcpTask, 'mcp_tasks'),
   };
 }
 

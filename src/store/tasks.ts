@@ -33,6 +33,10 @@ export interface TaskSpec {
   max_tokens: number | null;
   /** null: the server's limits. */
   limits?: TaskLimits | null;
+  /** null or absent: none. */
+  description?: string | null;
+  /** JSON Schema 2020-12 of the trigger data (checked when saved) as JSON text (see models.ts); null or absent: none. */
+  input_schema_json?: string | null;
 }
 
 export interface TaskRef {
@@ -60,6 +64,10 @@ export type KeyChange = string | null | undefined;
 type OperatorKeys = Pick<Config, 'OPENAI_API_KEY' | 'ANTHROPIC_API_KEY'>;
 
 const OPERATOR_KEY_VARIABLE: Record<Runner, keyof OperatorKeys> = { openai: 'OPENAI_API_KEY', anthropic: 'ANTHROPIC_API_KEY' };
+
+/** The JSON Schema a task declares for its trigger data, or null when it declares none. */
+export const taskInputSchema = (task: Pick<TaskSpec, 'input_schema_json'>): Record<string, unknown> | null =>
+  task.input_schema_json ? (JSON.parse(task.input_schema_json) as Record<string, unknown>) : null;
 
 export async function findTask(models: Models, ref: TaskRef): Promise<TaskRecord | null> {
   return models.Task.findOne({ owner: ref.owner, profile: ref.profile, name: ref.name }).lean<TaskRecord>();
@@ -134,7 +142,15 @@ export async function saveTask(
 ): Promise<{ task: TaskRecord; created: boolean; webhookSecret?: string }> {
   const { models } = deps;
   await getProfile(models, ref.owner, ref.profile);
-  const fields: TaskSpec = { runner: spec.runner, model: spec.model, prompt: spec.prompt, max_tokens: spec.max_tokens, limits: spec.limits ?? null };
+  const fields: TaskSpec = {
+    runner: spec.runner,
+    model: spec.model,
+    prompt: spec.prompt,
+    max_tokens: spec.max_tokens,
+    limits: spec.limits ?? null,
+    description: spec.description ?? null,
+    input_schema_json: spec.input_schema_json ?? null,
+  };
   for (let attempt = 0; attempt < SAVE_ATTEMPTS; attempt++) {
     const existing = await findTask(models, ref);
     const key = resolveKey(deps.keyring, deps.config, spec.runner, keyChange, existing);

@@ -3,11 +3,15 @@ import { expect } from 'chai';
 import fc from 'fast-check';
 import { signedIn, startApi, type Api } from '../helpers/api';
 import { createTask, signedUrl } from '../helpers/runs';
+import { openaiText } from '../helpers/fake-provider';
 import { installServlet } from '../helpers/servlets';
 import { getStack } from '../helpers/stack';
 
 /** At least this many generated requests per run of the suite (issue "A hostile world"). */
 const REQUESTS = 2_000;
+/** Generated messages to the MCP endpoint. */
+const MCP_REQUESTS = 600;
+const MCP_INIT = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'fuzz', version: '1' } } };
 
 interface Answer {
   status: number;
@@ -183,5 +187,53 @@ describe('fuzz: generated requests across every route', function () {
     expect(health.status).to.equal(200);
     const statuses = [...tally.byStatus.entries()].sort((a, b) => a[0] - b[0]).map(([s, n]) => `${s}×${n}`).join(' ');
     console.log(`      fuzz: ${tally.requests} requests, statuses ${statuses}`);
+  });
+
+  it(`answers ${MCP_REQUESTS} generated JSON-RPC messages to /mcp with JSON-RPC errors, never a 5xx`, async () => {
+    const other = await signedIn('fuzz-other');
+    const otherSession = (await send(base, 'POST', '/mcp', { 'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: `Bearer ${other.sessionId}` }, Buffer.from(JSON.stringify(MCP_INIT)))).text;
+    expect(otherSession).to.match(/protocolVersion/);
+    getStack().fake.script(() => openaiText('ok'));
+    const id = fc.oneof(fc.integer(), fc.string({ maxLength: 10 }), fc.constantFrom(null, 'ptr-approval:abc:def', `ptr-approval:${'A'.repeat(43)}:4f6c1b9e`));
+    const taskId = fc.oneof(fc.string({ maxLength: 50 }), fc.constantFrom('A'.repeat(43), '', '../x'));
+    const params = fc.oneof(
+      fc.constant(undefined),
+      fc.jsonValue({ maxDepth: 3 }),
+      fc.record({ name: fc.constantFrom('ft', 'nope', '', '../x'), arguments: fc.oneof(fc.jsonValue({ maxDepth: 2 }), fc.record({ a: fc.oneof(fc.string({ maxLength: 5 }), fc.integer()) })), task: fc.option(fc.record({ ttl: fc.oneof(fc.integer(), fc.string()) }, { requiredKeys: [] }), { nil: undefined }), _meta: fc.option(fc.record({ 'io.github.prompt-task-runner/run': fc.oneof(fc.constantFrom('r1', '../x', ''), fc.string({ maxLength: 70 })), progressToken: fc.oneof(fc.string(), fc.integer()) }, { requiredKeys: [] }), { nil: undefined }) }, { requiredKeys: [] }),
+      fc.record({ taskId, cursor: fc.option(fc.string({ maxLength: 30 }), { nil: undefined }) }, { requiredKeys: [] }),
+      fc.record({ protocolVersion: fc.constantFrom('2025-11-25', '2025-06-18', '1999-01-01', ''), capabilities: fc.jsonValue({ maxDepth: 2 }), clientInfo: fc.jsonValue({ maxDepth: 2 }) }, { requiredKeys: [] }),
+      fc.constant({ huge: 'x'.repeat(2 * 1024 * 1024) }),
+    );
+    const methodName = fc.constantFrom('initialize', 'ping', 'tools/list', 'tools/call', 'tasks/get', 'tasks/result', 'tasks/list', 'tasks/cancel', 'resources/list', 'nope', 'notifications/initialized', 'notifications/cancelled', '', 'rpc.discover');
+    const message = fc.oneof(
+      { weight: 6, arbitrary: fc.record({ jsonrpc: fc.constantFrom('2.0', '2.0', '1.0'), id, method: methodName, params }, { requiredKeys: ['jsonrpc', 'method'] }) },
+      fc.record({ jsonrpc: fc.constant('2.0'), id, result: fc.oneof(fc.jsonValue({ maxDepth: 2 }), fc.constant({ action: 'accept', content: { approve: true } })) }),
+      fc.record({ jsonrpc: fc.constant('2.0'), id, error: fc.record({ code: fc.integer(), message: fc.string() }) }),
+      fc.array(fc.record({ jsonrpc: fc.constant('2.0'), id: fc.integer(), method: methodName }), { maxLength: 3 }),
+    );
+    const raw = fc.oneof({ weight: 8, arbitrary: message.map((m) => JSON.stringify(m)) }, fc.constantFrom('', '{', 'null', '[]', '"x"', `{"a":${'['.repeat(5_000)}${']'.repeat(5_000)}}`));
+    const headers = fc.record({
+      'content-type': fc.oneof({ weight: 8, arbitrary: fc.constant('application/json') }, fc.constantFrom('text/plain', '')),
+      accept: fc.oneof({ weight: 6, arbitrary: fc.constant('application/json, text/event-stream') }, fc.constantFrom('application/json', 'text/event-stream', 'text/html', '')),
+      authorization: fc.oneof({ weight: 8, arbitrary: fc.constant(`Bearer ${me.sessionId}`) }, fc.constantFrom(`Bearer ${other.sessionId}`, 'Bearer x', 'Basic abc', '')),
+      'mcp-protocol-version': fc.option(fc.constantFrom('2025-11-25', '2025-06-18', '2024-11-05', 'x'), { freq: 3, nil: undefined }),
+      'mcp-session-id': fc.option(fc.constantFrom('x', 'a.b', 'a.b.c', '%ZZ'), { freq: 3, nil: undefined }),
+      origin: fc.option(fc.constantFrom('http://evil.example', 'null', base), { freq: 4, nil: undefined }),
+    }).map((h) => Object.fromEntries(Object.entries(h).filter(([, v]) => v !== undefined && v !== '')) as Record<string, string>);
+    const request = fc.record({ method: fc.oneof({ weight: 10, arbitrary: fc.constant('POST') }, fc.constantFrom('GET', 'DELETE', 'PUT', 'PATCH')), path: fc.constantFrom('/mcp', '/mcp/default', '/mcp/nope', '/mcp/%ZZ', '/mcp/a/b', '/.well-known/oauth-protected-resource/mcp'), headers, raw });
+    let answered = 0;
+    await fc.assert(
+      fc.asyncProperty(request, async (r) => {
+        const body = r.method === 'GET' ? undefined : Buffer.from(r.raw);
+        const answer = await send(base, r.method, r.path, r.headers, body);
+        answered++;
+        expect(answer.status, `${r.method} ${r.path} ${JSON.stringify(r.headers)} ${r.raw.slice(0, 200)} → ${answer.text}`).to.be.below(500);
+        // Every refusal of the endpoint is a JSON-RPC error.
+        if (answer.status >= 400 && r.path.startsWith('/mcp') && !answer.text.startsWith('{"error"')) expect(JSON.parse(answer.text)).to.have.nested.property('error.code');
+      }),
+      { numRuns: MCP_REQUESTS, endOnFailure: true },
+    );
+    expect(answered).to.equal(MCP_REQUESTS);
+    expect((await send(base, 'GET', '/healthz', {})).status).to.equal(200);
   });
 });

@@ -31,7 +31,7 @@ export const testEnv = {
   temporalAddress: process.env.TEMPORAL_ADDRESS,
   temporalNamespace: process.env.TEMPORAL_NAMESPACE ?? 'default',
   /** Python with mcp-run installed (scripts/test.sh makes the virtual environment in .venv). */
-  /** Node 24 (the conformance suite needs Node 22 or later). */
+  /** Node 24, for what needs Node 22 or later (the conformance suite): NODE24 (scripts/test.sh exports it), or found. */
   node24: node24(),
   python: process.env.PTR_TEST_PYTHON ?? (fs.existsSync('.venv/bin/python') ? path.resolve('.venv/bin/python') : undefined),
 };

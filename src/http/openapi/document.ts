@@ -1,6 +1,7 @@
 import { createDocument, type ZodOpenApiPathsObject } from 'zod-openapi';
 import type { Config } from '../../config';
 import { approvalOperations } from './approvals';
+import { mcpOperations } from './mcp';
 import { withSessionErrors } from './common';
 import { toZodOpenApi, type Operation } from './operation';
 import { operatorOperations } from './operator';
@@ -25,6 +26,7 @@ export function apiOperations(config: Config): Operation[] {
     ...taskOperations(config),
     ...runOperations(),
     ...approvalOperations(),
+    ...mcpOperations(),
     ...signedOperations(),
     ...scheduleOperations(),
     ...servletOperations(),
@@ -48,6 +50,7 @@ const TAGS = [
   { name: 'content', description: 'Module downloads' },
   { name: 'operators', description: 'Health, readiness and metrics (no session)' },
   { name: 'codec', description: 'The Temporal Web UI’s codec server' },
+  { name: 'mcp', description: 'Your tasks as MCP tools at `/mcp/<profile>` (docs/mcp.md)' },
   { name: 'docs', description: 'This document and its page' },
 ];
 

@@ -5,7 +5,7 @@ import { RUNNERS } from '../../store/tasks';
 import { LIST_DEFAULT_LIMIT, pageQuery } from '../presenters/page';
 import { taskView } from '../presenters/task';
 import { deliveriesView } from '../presenters/webhook-deliveries';
-import { contractHead, limitsSchema, listQuery, parseTaskBody, profileParams, runnerObject, shortForm, taskParams, taskWarning, type Variant } from '../routes/tasks/schema';
+import { contractHead, limitsSchema, taskExtras, listQuery, parseTaskBody, profileParams, runnerObject, shortForm, taskParams, taskWarning, type Variant } from '../routes/tasks/schema';
 import { errors, linkHeader, pathParams, user, VARIANT_A_PROFILE } from './common';
 import type { Example, Operation } from './operation';
 
@@ -18,10 +18,10 @@ function taskBody(variant: Variant, config: Config) {
   const runnerObjects = variant === 'A' ? { openai: runnerObject.optional() } : { openai: runnerObject.optional(), anthropic: runnerObject.optional() };
   return z.union([
     contractHead(runners)
-      .extend({ ...runnerObjects, limits })
+      .extend({ ...runnerObjects, limits, ...taskExtras.shape })
       .meta({ title: 'Contract form', description: 'The object named by `runner` is required' }),
     shortForm(runners)
-      .extend({ limits })
+      .extend({ limits, ...taskExtras.shape })
       .meta({ title: 'Short form', description: 'As the Python client’s `create_task` sends it' }),
   ]);
 }
@@ -41,6 +41,15 @@ function taskExamples(variant: Variant, config: Config): Record<string, Example>
         openai: { prompt: 'Summarise {{ text }}', model },
         limits: { max_turns: 5, timeout_s: 120 },
         webhook: { url: 'https://hooks.example.com/runs' },
+      },
+    },
+    asTool: {
+      summary: 'With a description and an input schema (its MCP tool)',
+      value: {
+        runner: 'openai',
+        openai: { prompt: 'Summarise {{ text }} in {{ words }} words', model },
+        description: 'Summarises a text in a given number of words',
+        input_schema: { type: 'object', properties: { text: { type: 'string' }, words: { type: 'string', pattern: '^[0-9]+$' } }, required: ['text', 'words'] },
       },
     },
   };

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { RUNNERS, type Runner, type TaskRecord } from '../../store/tasks';
+import { RUNNERS, taskInputSchema, type Runner, type TaskRecord } from '../../store/tasks';
 import { presentWebhook } from '../../store/webhooks';
 import { timestamp } from './timestamp';
 
@@ -29,6 +29,8 @@ export const taskView = z
       })
       .optional()
       .meta({ description: 'Present when the task has a completion webhook (docs/webhooks.md)' }),
+    description: z.string().optional().meta({ description: 'Present when the task has one (its MCP tool\'s description)' }),
+    input_schema: z.record(z.string(), z.unknown()).optional().meta({ description: 'Present when the task declares one (its MCP tool\'s `inputSchema`)' }),
     created_at: timestamp,
     modified_at: timestamp,
   })
@@ -55,6 +57,9 @@ export function presentTask(task: TaskRecord): TaskView {
     ...(task.limits && Object.keys(task.limits).length > 0 ? { limits: task.limits } : {}),
     // `{ url, secret_set: true }` when the task has a completion webhook (docs/webhooks.md); never the secret.
     ...(task.webhook ? { webhook: presentWebhook(task.webhook) } : {}),
+    // Shown when set (additions: tasks without them read as before).
+    ...(task.description ? { description: task.description } : {}),
+    ...(task.input_schema_json ? { input_schema: taskInputSchema(task)! } : {}),
     created_at: task.created_at.toISOString(),
     modified_at: task.modified_at.toISOString(),
   };

@@ -157,7 +157,7 @@ type EventStream = ReturnType<typeof openEventStream>;
  * comment every `heartbeatMs` so proxies do not close an idle stream. Koa pipes the body as it is written (nothing
  * in this app buffers or compresses it); `X-Accel-Buffering: no` asks nginx not to buffer it either.
  */
-function openEventStream(ctx: Context, heartbeatMs: number) {
+export function openEventStream(ctx: Context, heartbeatMs: number) {
   const body = new PassThrough();
   ctx.set('Content-Type', 'text/event-stream');
   ctx.set('Cache-Control', 'no-store');
@@ -182,7 +182,7 @@ function openEventStream(ctx: Context, heartbeatMs: number) {
       return open();
     },
     /** Writes one event; resolves once the client can take more (or has gone). */
-    async send(event: string, data: string, id?: number): Promise<void> {
+    async send(event: string, data: string, id?: number | string): Promise<void> {
       if (!open()) return;
       if (body.write(`${id === undefined ? '' : `id: ${id}\n`}event: ${event}\ndata: ${data}\n\n`)) return;
       await new Promise<void>((resolve) => {
@@ -194,6 +194,10 @@ function openEventStream(ctx: Context, heartbeatMs: number) {
         body.on('drain', done);
         body.on('close', done);
       });
+    },
+    /** An event with an id and no data, and the client's reconnection delay (SSE polling, SEP-1699). */
+    prime(id: string, retryMs: number) {
+      if (open()) body.write(`id: ${id}\nretry: ${retryMs}\ndata: \n\n`);
     },
     end() {
       clearInterval(heartbeat);

@@ -15,6 +15,7 @@ import type { HeldEntry, ResultEntry, RunIdentity } from '../../../contract/type
 import type { AppDeps } from '../../deps';
 import type { Page } from '../../../store/keyset';
 import { renderRecord, renderRun, type RunBody, type RunHead } from '../../presenters/run-record';
+import { presentRun, type RunView } from '../../presenters/run';
 import { etagFresh } from '../../not-modified';
 
 /** A run list's answer stops adding runs past this size (the first run always goes in); `Link` gives the rest. */
@@ -149,6 +150,10 @@ export function runReads(deps: AppDeps, lifecycle: Runs, reader: RunReader, heal
 
     current,
 
+    view,
+
+    status,
+
     /** Forgets this process's copies of a run's record (the task was deleted, or the run changed through it). */
     forgetRecords(prefix: string) {
       records.forgetPrefix(prefix);
@@ -197,6 +202,39 @@ export function runReads(deps: AppDeps, lifecycle: Runs, reader: RunReader, heal
       return { items: bodies, next: found.next };
     },
   };
+
+  /**
+   * The run object as `read` answers it (live from the workflow, else the record), or null when there is no such
+   * run: for callers that present a run otherwise (the MCP server). Rendered each call, not cached.
+   */
+  async function view(id: RunIdentity): Promise<RunView | null> {
+    const record = await records.get(runWorkflowId(id), () => findRun(models, id));
+    if (!record) return null;
+    if (isTerminal(record.status)) return renderRecord(models, record, texts.load);
+    const run = await current(record);
+    if (!run) return null;
+    if (run.kind === 'live') return renderRun(record, run.view, texts.load);
+    const { record: fresh, known } = run;
+    return known.length > entryCount(fresh)
+      ? renderRun(fresh, { status: fresh.status, modifiedAt: fresh.modified_at, entries: known, usage: fresh.usage }, texts.load)
+      : renderRecord(models, fresh, texts.load);
+  }
+
+  /**
+   * The run's status as its record has it, without asking its workflow (a query costs a workflow task): its name,
+   * status, times and usage, and as `results` only its last entry, read when the run is `pending` (it may wait on an
+   * approval, which the record holds) or has ended (its reason). null when there is no such run. The record is
+   * written at each status change, so the status is as current as a read's; a run whose workflow ended without
+   * writing its end shows its last status until a read (or the reconciler) settles it.
+   */
+  async function status(id: RunIdentity): Promise<Pick<RunView, 'name' | 'status' | 'results' | 'created_at' | 'modified_at' | 'usage'> | null> {
+    const record = await records.get(runWorkflowId(id), () => findRun(models, id));
+    if (!record) return null;
+    const count = entryCount(record);
+    const wanted = count > 0 && record.status !== 'running';
+    const results = wanted ? await resolve(await readEntries(models, record, count - 1, count)) : [];
+    return presentRun({ name: record.name, status: record.status, results, createdAt: record.created_at, modifiedAt: record.modified_at, usage: record.usage });
+  }
 
   async function read(ctx: Context, id: RunIdentity): Promise<void> {
     let record: RunRecord | null;

@@ -36,10 +36,37 @@ export function runService(deps: AppDeps, reader: RunReader, limits: RateLimits,
     reader.forget(runId);
   });
 
+  /**
+   * Records and starts a run, counted against TRIGGER_LIMIT_PER_MINUTE for the task: past it, RateLimited and
+   * nothing started, unless the run is already there (a retry of a trigger that went through: `created: false`).
+   * What the HTTP trigger below and the MCP server's tool calls both do.
+   */
+  const triggerCounted = async (task: TaskRecord, run: string, payload: Record<string, unknown>): Promise<{ created: boolean }> => {
+    let giveBack: () => Promise<void>;
+    try {
+      giveBack = await limits.trigger(String(task._id));
+    } catch (err) {
+      if (!(err instanceof RateLimited) || !(await findRun(models, { owner: task.owner, profile: task.profile, task: task.name, run }))) throw err;
+      return { created: false };
+    }
+    try {
+      const { created } = await lifecycle.trigger(task, run, payload);
+      if (!created) await giveBack();
+      return { created };
+    } catch (err) {
+      await giveBack();
+      throw err;
+    }
+  };
+
   return {
     /** The run's lifecycle this API process built once (src/runs/). */
     lifecycle,
     read: reads.read,
+    /** The run object as a read presents it, or null when there is no such run (reads.ts `view`). */
+    view: reads.view,
+    /** The run's status from its record, without asking its workflow (reads.ts `status`). */
+    status: reads.status,
     list: reads.list,
     /** `GET <run path>/events`: the run as Server-Sent Events, its live reads shared with polls (events.ts). */
     events: runEvents(deps, reads),
@@ -78,29 +105,18 @@ export function runService(deps: AppDeps, reader: RunReader, limits: RateLimits,
       return task;
     },
 
+    triggerCounted,
+
     /**
-     * 201 when the run was created, 200 when the name was used before; both answer the run's URL. Counts against
-     * TRIGGER_LIMIT_PER_MINUTE for the task: past it, a 429
-     * and nothing started, unless the run is already there (a retry of a trigger that went through).
+     * 201 when the run was created, 200 when the name was used before; both answer the run's URL (see triggerCounted).
      */
     async trigger(ctx: Context, task: TaskRecord, run: string, payload: Record<string, unknown>, url: string) {
-      let giveBack: () => Promise<void>;
-      try {
-        giveBack = await limits.trigger(String(task._id));
-      } catch (err) {
-        if (!(err instanceof RateLimited) || !(await findRun(models, { owner: task.owner, profile: task.profile, task: task.name, run }))) throw err;
-        ctx.status = 200;
-        ctx.body = { url };
-        return;
-      }
       let created: boolean;
       // Cut at the request's deadline (middleware/deadline.ts), the 503 names the run as this one's own does.
       whenUnavailable(ctx, { extra: { run, url }, hint: `the run "${run}" may have been recorded: retry with the same run name and it runs once` });
       try {
-        ({ created } = await lifecycle.trigger(task, run, payload));
-        if (!created) await giveBack();
+        ({ created } = await triggerCounted(task, run, payload));
       } catch (err) {
-        await giveBack();
         // The run may be recorded (and will then be started): the answer names it, so a retry with that name runs once.
         const dependency = unavailableDependency(err);
         if (!dependency) throw err;

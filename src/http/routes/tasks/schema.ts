@@ -6,6 +6,7 @@ import { nameSchema } from '../../../store/names';
 import { RUNNERS, type KeyChange, type Runner, type TaskLimits, type TaskSpec } from '../../../store/tasks';
 import { isWebhookSecret, WEBHOOK_SECRET_RULE, type WebhookChange } from '../../../store/webhooks';
 import { parse } from '../../validate';
+import { jsonSchemaProblem } from '../../../json-schema';
 
 /**
  * Task bodies. Two forms, both with unknown fields ignored:
@@ -128,6 +129,31 @@ function parseLimits(body: Record<string, unknown>, config: TaskBodyConfig, runn
   const set = Object.fromEntries(Object.entries(limits).filter(([, v]) => v !== undefined)) as TaskLimits;
   return Object.keys(set).length > 0 ? set : null;
 }
+export const DESCRIPTION_MAX_LENGTH = 2000;
+export const INPUT_SCHEMA_MAX_BYTES = 64 * 1024;
+
+/** `description` and `input_schema` (docs/mcp.md, "Your tasks as MCP tools"): optional in both forms and variants. */
+export const taskExtras = z.object({
+  description: z.string().max(DESCRIPTION_MAX_LENGTH).nullable().optional(),
+  input_schema: z
+    .record(z.string(), z.unknown())
+    .nullable()
+    .optional()
+    .superRefine((schema, ctx) => {
+      if (!schema) return;
+      const bytes = Buffer.byteLength(JSON.stringify(schema));
+      const problem = bytes > INPUT_SCHEMA_MAX_BYTES ? `${bytes} bytes; the limit is ${INPUT_SCHEMA_MAX_BYTES}` : jsonSchemaProblem(schema);
+      if (problem) ctx.addIssue({ code: 'custom', message: `not a JSON Schema 2020-12 for tool arguments: ${problem}` });
+    })
+    .meta({ description: 'JSON Schema 2020-12 of the trigger data (an object schema): its MCP tool\'s `inputSchema`' }),
+});
+
+/** The task's description and input schema from a body (null when it sets none), each checked. */
+function parseExtras(body: Record<string, unknown>): Pick<TaskSpec, 'description' | 'input_schema_json'> {
+  const extras = parse(taskExtras, { description: body.description, input_schema: body.input_schema });
+  return { description: extras.description || null, input_schema_json: extras.input_schema ? JSON.stringify(extras.input_schema) : null };
+}
+
 type TemplateLimits = Pick<TaskBodyConfig, 'TEMPLATE_MAX_BYTES' | 'TEMPLATE_MAX_DEPTH'>;
 
 /** Throws a 400 naming the field: `runner`, `openai.model`, `anthropic.prompt`, `settings.key`, ... */
@@ -144,7 +170,7 @@ export function parseTaskBody(body: Record<string, unknown>, variant: Variant, c
   if (variant === 'A') requireVariantAModel(obj.model, `${head.runner}.model`, config);
   checkTemplate(obj.prompt, `${head.runner}.prompt`, config);
   return {
-    spec: { runner: head.runner, model: obj.model, prompt: obj.prompt, max_tokens: obj.max_tokens ?? null, limits: parseLimits(body, config, head.runner) },
+    spec: { runner: head.runner, model: obj.model, prompt: obj.prompt, max_tokens: obj.max_tokens ?? null, limits: parseLimits(body, config, head.runner), ...parseExtras(body) },
     key: head.settings?.key,
     webhook: head.webhook,
   };
@@ -156,7 +182,11 @@ function parseShortForm(body: Record<string, unknown>, runners: readonly Runner[
   const chosen = b.model ?? defaultModel;
   if (variant === 'A') requireVariantAModel(chosen, 'model', config);
   checkTemplate(b.prompt, 'prompt', config);
-  return { spec: { runner: b.provider, model: chosen, prompt: b.prompt, max_tokens: b.max_tokens ?? null, limits: parseLimits(body, config, b.provider) }, key: b.settings?.key, webhook: b.webhook };
+  return {
+    spec: { runner: b.provider, model: chosen, prompt: b.prompt, max_tokens: b.max_tokens ?? null, limits: parseLimits(body, config, b.provider), ...parseExtras(body) },
+    key: b.settings?.key,
+    webhook: b.webhook,
+  };
 }
 
 function requireVariantAModel(value: string, field: string, config: TaskBodyConfig) {
