@@ -14,9 +14,10 @@ describe('servlet library: a hostile describe at publish', function () {
   const TIME_LIMIT_MS = 3_000;
   /**
    * Health checks answered, one after another, while both looping describes run (their time limit long): a main
-   * thread that ran a describe would answer a handful at most (no wall-clock bound: counted, not timed).
+   * thread that ran a describe would answer a handful at most (no wall-clock bound: counted, not timed). A busy machine
+   * answers fewer within the describes' fixed time limit (17 seen under load, 30 and more on a quiet one).
    */
-  const HEALTH_ANSWERS = 30;
+  const HEALTH_ANSWERS = 12;
   let server: Awaited<ReturnType<typeof startApi>>;
   before(async () => {
     server = await startApi({ SERVLET_CALL_TIMEOUT_MS: String(TIME_LIMIT_MS) });
