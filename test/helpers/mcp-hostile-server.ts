@@ -6,7 +6,7 @@ import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
-import { freePort } from './net';
+import { freePort, readBody } from './net';
 
 /**
  * An MCP server of our own (the official SDK's McpServer and StreamableHTTPServerTransport), in this process on a
@@ -270,15 +270,6 @@ async function start(): Promise<HostileServer & { close(): Promise<void> }> {
       await new Promise((resolve) => server.close(resolve));
     },
   };
-}
-
-function readBody(req: http.IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-    req.on('error', reject);
-  });
 }
 
 /** 50 MB between `head` and `tail`, written as the client reads it; stops when the client goes away. */

@@ -3,6 +3,7 @@ import http from 'node:http';
 import type net from 'node:net';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { readBody } from './net';
 
 /**
  * A small OAuth authorization server and an MCP server (the SDK's) that requires its tokens, each on its own loopback
@@ -208,11 +209,3 @@ function verifyJwt(jwt: string, publicKeyPem: string, clientId: string, issuer: 
   return ok && claims.iss === clientId && claims.sub === clientId && (claims.aud === issuer || claims.aud?.split('?')[0] === `${issuer}/token`) && typeof claims.exp === 'number' && claims.exp * 1000 > Date.now() && typeof claims.jti === 'string';
 }
 
-function readBody(req: http.IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-    req.on('error', reject);
-  });
-}

@@ -1,3 +1,4 @@
+import type http from 'node:http';
 import net from 'node:net';
 import { portOpen, waitFor } from '../../src/cli/dev-processes';
 
@@ -16,4 +17,14 @@ export function freePort(): Promise<number> {
 /** Resolves once something accepts TCP connections on 127.0.0.1:port; rejects after `timeoutMs`. */
 export function waitForPort(port: number, timeoutMs: number): Promise<void> {
   return waitFor(() => portOpen(port), `a listener on 127.0.0.1:${port}`, timeoutMs);
+}
+
+/** A test server's request body, whole, as UTF-8 text. */
+export function readBody(req: http.IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    req.on('error', reject);
+  });
 }
