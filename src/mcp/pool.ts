@@ -6,7 +6,7 @@ import { classify, McpCallFailed, McpTransportFailure, redactor, type McpFailure
 import { oauthOf, oauthSecrets } from './oauth';
 import { displayUrl } from './policy';
 import { toCallToolResult } from './results';
-import { McpSession, type McpClientOptions, type McpServerRef } from './session';
+import { McpSession, type CallWatcher, type McpClientOptions, type McpServerRef } from './session';
 
 /** An install's server as a worker calls it: `key` names the install (one session per key per worker). */
 export interface McpCallTarget extends McpServerRef {
@@ -26,6 +26,10 @@ export interface McpCallOptions {
   onProgress?(progress: number, total: number | undefined, message: string | undefined): void;
   /** The server's log messages (`notifications/message`) sent on this call's answer stream, text bounded. */
   onLog?(level: string, text: string): void;
+  /** Answers the server's `elicitation/create` made during this call; without it the request is declined. */
+  onElicit?: CallWatcher['onElicit'];
+  /** Answers the server's `sampling/createMessage` made during this call; without it the request is refused. */
+  onSample?: CallWatcher['onSample'];
 }
 
 export interface McpSessionPool {
@@ -163,6 +167,8 @@ export function createMcpSessionPool(options: McpClientOptions & { maxSessions?:
     const stopWatching = session.watch(args, {
       onLog: (params) => deliverLog(params, callOptions.onLog),
       onLost: end,
+      ...(callOptions.onElicit ? { onElicit: callOptions.onElicit } : {}),
+      ...(callOptions.onSample ? { onSample: callOptions.onSample } : {}),
     });
     const timeoutMs = callOptions.timeoutMs ?? options.callTimeoutMs;
     try {

@@ -1,6 +1,16 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import {
+  CreateMessageRequestSchema,
+  ElicitRequestSchema,
+  ErrorCode,
+  McpError,
+  type CreateMessageRequest,
+  type CreateMessageResult,
+  type ElicitRequest,
+  type ElicitResult,
+  type JSONRPCMessage,
+} from '@modelcontextprotocol/sdk/types.js';
 import type { TransportSendOptions } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { Dispatcher } from 'undici';
 import type { NetworkPolicy } from '../net/network-policy';
@@ -28,11 +38,22 @@ export interface McpClientOptions {
   maxResponseBytes: number;
 }
 
-/** One call in flight on a session: where its stream's log messages go, and how a broken stream ends it. */
+/**
+ * One call in flight on a session: where its stream's log messages go, how a broken stream ends it, and who answers
+ * the server's requests made during it (on its answer stream). A request no watcher answers is declined (elicitation)
+ * or refused with an MCP error (sampling).
+ */
 export interface CallWatcher {
   onLog?(params: unknown): void;
   onLost(failure: McpTransportFailure): void;
+  /** The server asks the user something (`elicitation/create`): the user's answer. `signal` ends with the call. */
+  onElicit?(params: ElicitRequest['params'], signal: AbortSignal): Promise<ElicitResult>;
+  /** The server asks for a model's answer (`sampling/createMessage`). Throws McpError to refuse. */
+  onSample?(params: CreateMessageRequest['params'], signal: AbortSignal): Promise<CreateMessageResult>;
 }
+
+/** What a session declares it can do: elicitation (form and URL) and sampling, each answered per call (CallWatcher). */
+const CLIENT_CAPABILITIES = { elicitation: { form: {}, url: {} }, sampling: {} };
 
 export interface OpenOptions {
   signal: AbortSignal;
@@ -59,6 +80,7 @@ export class McpSession {
     readonly transport: WatchingTransport,
     private readonly watchers: WeakMap<object, CallWatcher>,
     private readonly byRequestId: Map<string | number, CallWatcher>,
+    private readonly byServerRequest: Map<string | number, CallWatcher>,
   ) {}
 
   /** Connects (initialize) within `timeoutMs`, or the signal. Throws what the SDK or the transport threw. */
@@ -68,6 +90,8 @@ export class McpSession {
     if (badHeader) throw new McpTransportFailure('bad_headers', false, `the header ${HEADER_NAME.test(badHeader[0]) ? badHeader[0] : '(a bad name)'} cannot be sent: a name is letters, digits and !#$%&'*+-.^_\`|~, a value has no control characters`);
     const watchers = new WeakMap<object, CallWatcher>();
     const byRequestId = new Map<string | number, CallWatcher>();
+    // The server's requests by their id, each to the watcher of the call on whose stream it came (until answered).
+    const byServerRequest = new Map<string | number, CallWatcher>();
     const guarded = createMcpFetch({
       policy: options.policy,
       dispatcher: options.dispatcher,
@@ -81,21 +105,39 @@ export class McpSession {
             else open.onLost?.(failure);
           }
         },
+        onServerRequest: (ids, serverRequestId) => {
+          const watcher = ids.map((id) => byRequestId.get(id)).find((w) => w !== undefined);
+          if (watcher) byServerRequest.set(serverRequestId, watcher);
+        },
       },
     });
     const oauth = oauthOf(server);
     // Every request (initialize, calls, the session's stream, DELETE) with the OAuth token, when the install has a client.
     const fetch = oauth ? createOAuthFetch(guarded, server.url, oauth, options) : guarded;
     const transport = new WatchingTransport(new URL(server.url), { fetch, requestInit: { headers: { ...(server.headers ?? {}) } }, ...(open.sessionId ? { sessionId: open.sessionId } : {}) });
-    const client = new Client(CLIENT_INFO, { capabilities: {} });
+    const client = new Client(CLIENT_INFO, { capabilities: CLIENT_CAPABILITIES });
     // The SDK reports stray events here (a session stream that ended, a late answer); calls hear of their own failures.
     client.onerror = () => undefined;
+    const watcherOf = (serverRequestId: string | number) => {
+      const watcher = byServerRequest.get(serverRequestId);
+      byServerRequest.delete(serverRequestId);
+      return watcher;
+    };
+    client.setRequestHandler(ElicitRequestSchema, async (request, extra) => {
+      const watcher = watcherOf(extra.requestId);
+      return watcher?.onElicit ? watcher.onElicit(request.params, extra.signal) : { action: 'decline' };
+    });
+    client.setRequestHandler(CreateMessageRequestSchema, async (request, extra) => {
+      const watcher = watcherOf(extra.requestId);
+      if (!watcher?.onSample) throw new McpError(ErrorCode.InvalidRequest, 'sampling is not offered to this request (only during a tool call of a run whose install allows it)');
+      return watcher.onSample(request.params, extra.signal);
+    });
     transport.onRequest = (id, args) => {
       const watcher = args && watchers.get(args);
       if (watcher) byRequestId.set(id, watcher);
     };
     await client.connect(transport, { signal: open.signal, timeout: open.timeoutMs });
-    return new McpSession(client, transport, watchers, byRequestId);
+    return new McpSession(client, transport, watchers, byRequestId, byServerRequest);
   }
 
   get sessionId(): string | undefined {
@@ -112,6 +154,7 @@ export class McpSession {
     return () => {
       this.watchers.delete(args);
       for (const [id, w] of this.byRequestId) if (w === watcher) this.byRequestId.delete(id);
+      for (const [id, w] of this.byServerRequest) if (w === watcher) this.byServerRequest.delete(id);
     };
   }
 

@@ -13,6 +13,11 @@ export interface StreamObserver {
   onLog(requestIds: readonly RequestId[], params: unknown): void;
   /** The stream of these requests broke (lost, too large, not MCP) before it ended: the requests will get no answer. */
   onLost(requestIds: readonly RequestId[], failure: McpTransportFailure): void;
+  /**
+   * A request of the server's (`elicitation/create`, `sampling/createMessage`...) came on the stream of these requests:
+   * it belongs to them. Told before the SDK reads the event, so its handler finds out whose it is.
+   */
+  onServerRequest?(requestIds: readonly RequestId[], serverRequestId: RequestId): void;
 }
 
 type RequestId = string | number;
@@ -124,7 +129,7 @@ function cappedStream(body: Dispatcher.ResponseData['body'], options: CapOptions
   });
 }
 
-/** Hands a call's log messages to the observer; a failure when the event is not JSON-RPC. */
+/** Hands a call's log messages and the server's requests to the observer; a failure when the event is not JSON-RPC. */
 function observe(event: Buffer, requestIds: RequestId[], observer: StreamObserver): McpTransportFailure | undefined {
   const data = eventData(event);
   if (data === undefined) return undefined;
@@ -135,8 +140,10 @@ function observe(event: Buffer, requestIds: RequestId[], observer: StreamObserve
     return new McpTransportFailure('not_mcp', true, 'the answer is not MCP (an event that is not JSON)');
   }
   for (const m of Array.isArray(message) ? message : [message]) {
-    const msg = m as { method?: unknown; params?: unknown } | null;
-    if (msg && typeof msg === 'object' && msg.method === 'notifications/message') observer.onLog(requestIds, msg.params);
+    const msg = m as { id?: unknown; method?: unknown; params?: unknown } | null;
+    if (!msg || typeof msg !== 'object' || typeof msg.method !== 'string') continue;
+    if (msg.method === 'notifications/message') observer.onLog(requestIds, msg.params);
+    else if (typeof msg.id === 'string' || typeof msg.id === 'number') observer.onServerRequest?.(requestIds, msg.id);
   }
   return undefined;
 }
