@@ -43,7 +43,7 @@ describe('MCP installs: installing a server and listing its tools again', functi
     expect(body.servlet).to.deep.include({ slug: `${me.username}/ev`, has_client: false });
     expect(body.servlet.meta.remote).to.deep.equal({ url: everything });
     expect(body.servlet.meta.description).to.be.a('string').and.not.equal('');
-    expect(body.settings).to.deep.equal({ approval: 'destructive' });
+    expect(body.settings).to.deep.equal({ approval: 'destructive', sampling: false });
     expect(body.mcp.url).to.equal(everything);
     expect(body.mcp.headers).to.deep.equal(['Authorization']);
     expect(body.mcp.protocol_version).to.be.oneOf(['2025-11-25', '2025-06-18']);
@@ -67,7 +67,7 @@ describe('MCP installs: installing a server and listing its tools again', functi
   it('takes settings.tools and settings.approval naming listed tools, and answers 400 naming the field for a tool the server lacks', async () => {
     const ok = await install({ name: 'ev', mcp: { url: everything }, settings: { tools: ['echo', 'get-sum'], approval: ['get-sum'] } });
     expect(ok.status, ok.text).to.equal(201);
-    expect(ok.body.settings).to.deep.equal({ tools: ['echo', 'get-sum'], approval: ['get-sum'] });
+    expect(ok.body.settings).to.deep.equal({ tools: ['echo', 'get-sum'], approval: ['get-sum'], sampling: false });
     const [offered] = await installsWithTools(getStack().db.models, me.username, 'default');
     expect(offered!.tools.map((t) => t.name)).to.deep.equal(['echo', 'get-sum']);
     for (const [settings, message] of [
