@@ -1,11 +1,12 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { LEVEL } from '../src/contract/constants';
-import type { CallToolResult, HeldEntry } from '../src/contract/types';
+import type { CallToolResult, HeldEntry, SampledUsage } from '../src/contract/types';
 import { McpCallFailed } from '../src/mcp/errors';
 import { createTtlCache } from '../src/ttl-cache';
 import type { McpCallOptions, McpSessionPool } from '../src/mcp/pool';
 import type { McpTaskRef, McpTaskState, McpTasks } from '../src/mcp/tasks';
 import type { McpOAuthClient } from '../src/mcp/oauth';
+import { samplingAnswerer, type McpSample } from './mcp-sampling';
 
 /** One MCP tool call of a run, as the workflow asks for it (docs/mcp.md). */
 export interface McpToolCallInput {
@@ -22,6 +23,8 @@ export interface McpToolCallInput {
 export interface McpCallReport {
   result: CallToolResult;
   said: HeldEntry[];
+  /** What the server's sampling requests used of the run's model (activities/mcp-sampling.ts), when it made any. */
+  sampled?: SampledUsage;
 }
 
 /**
@@ -33,6 +36,8 @@ export interface McpCallContext {
   signal: AbortSignal;
   heartbeat(): void;
   sending(): void;
+  /** Answers the server's sampling requests with the run's model, when the install allows them; absent: refused. */
+  sample?: McpSample;
 }
 
 /** The install as a call needs it: where its server is (opened), and whether it still offers the tool. */
@@ -42,6 +47,8 @@ export interface McpInstallForCall {
   /** OAuth client credentials (docs/mcp.md): a token is got, cached and sent with every request. */
   oauth?: McpOAuthClient;
   offers(tool: string): boolean;
+  /** `settings.sampling`: the server may ask the run's model for an answer during a call. */
+  sampling?: boolean;
 }
 
 /** Tries of a call that never reached its server (refused, DNS, TLS, no session), with backoff from NOT_REACHED_WAIT_MS. */
@@ -65,7 +72,8 @@ export function createMcpToolCaller(deps: {
 }) {
   return async (input: McpToolCallInput, context: McpCallContext): Promise<McpCallReport> => {
     const said = new SaidLog(`${input.install}__${input.tool}`);
-    const report = (result: CallToolResult): McpCallReport => ({ result, said: said.entries() });
+    const sampled: SampledUsage = { input: 0, output: 0, calls: 0 };
+    const report = (result: CallToolResult): McpCallReport => ({ result, said: said.entries(), ...(sampled.calls ? { sampled } : {}) });
     const install = await deps.loadInstall(input.owner, input.profile, input.install);
     if (!install) return report(errorResult(`"${input.install}" is no longer installed in profile "${input.profile}"`));
     if (!install.offers(input.tool)) return report(errorResult(`"${input.install}" no longer offers the tool "${input.tool}"`));
@@ -80,6 +88,7 @@ export function createMcpToolCaller(deps: {
         said.push(LEVEL.info, `progress ${progress}${total !== undefined ? `/${total}` : ''}${message ? `: ${message}` : ''}`);
       },
       onLog: (level, text) => said.push(logLevel(level), text),
+      onSample: samplingAnswerer({ allowed: install.sampling === true, sample: context.sample, signal: context.signal, sampled, note: (level, text) => said.push(level, text) }),
     };
     for (let attempt = 1; ; attempt++) {
       try {

@@ -7,7 +7,7 @@ import { createTtlCache } from '../src/ttl-cache';
 import type { Runs } from '../src/runs';
 import { addModelCall, finalEntry, isTerminal } from '../src/contract/constants';
 import { isRunClosed, isTemplateFailure, runFailure } from '../src/contract/failures';
-import type { CallToolResult, FirstModelCall, FirstModelCallInput, ModelCallInput, ModelTurn, RunRef, StartedRun, Text, ToolOutcome, ToolSpec, Turn } from '../src/contract/types';
+import type { CallToolResult, FirstModelCall, FirstModelCallInput, ModelCallInput, ModelTurn, RunRef, Runner, SamplingInput, StartedRun, Text, ToolOutcome, ToolSpec, Turn } from '../src/contract/types';
 import type { ActivityDeps } from './deps';
 import { linkedAbort } from './linked-abort';
 import { createPrepare, type Opening, type PrepareInput } from './prepare-run';
@@ -16,6 +16,8 @@ import { base64Bytes, callOpenAI } from './providers/openai';
 import { createRunContentCache } from './run-content-cache';
 import type { ToolCallInput } from './tool-call';
 import type { McpToolCallInput } from './mcp-call';
+import { createRunSampler } from './mcp-sampling';
+import type { ProviderAnswer, ProviderRequest } from './providers/call';
 import type { McpTaskRef, McpTaskState } from '../src/mcp/tasks';
 
 /** One step on a run's MCP task: where its install is, and the task. */
@@ -26,9 +28,10 @@ const VERSION_CACHE_MS = 60_000;
 const ABORT_WAIT_MS = 5_000;
 
 /**
- * The activities of a run. Keys are loaded and decrypted only inside `callModel`, used, and dropped. Whatever an
- * activity produces above RUN_INLINE_BYTES (the prompt, an answer, a tool's result) it stores itself and returns as
- * a reference, so history holds references; the conversation is read from the store by the model call.
+ * The activities of a run. Keys are loaded and decrypted only in an activity that calls the provider (`askProvider`:
+ * a model call, an MCP call's sampling), used, and dropped. Whatever an activity produces above RUN_INLINE_BYTES (the
+ * prompt, an answer, a tool's result) it stores itself and returns as a reference, so history holds references; the
+ * conversation is read from the store by the model call.
  */
 export function createRunActivities(deps: ActivityDeps, runs: Runs) {
   const { models } = deps.db;
@@ -198,9 +201,11 @@ export function createRunActivities(deps: ActivityDeps, runs: Runs) {
     /**
      * Remote activity on the MCP queue: one tool call on an MCP install's server (activities/mcp-call.ts), its progress
      * heartbeating. The server's faults, and a server not reached after its tries, come back as `isError` results.
+     * `sampling`: the run's model, for the server's sampling requests (activities/mcp-sampling.ts), what they used in
+     * the outcome's `sampled`.
      */
-    async callMcpTool(input: Omit<McpToolCallInput, 'arguments'> & { run: RunRef; arguments: Text }): Promise<ToolOutcome> {
-      const { run, ...call } = input;
+    async callMcpTool(input: Omit<McpToolCallInput, 'arguments'> & { run: RunRef; arguments: Text; sampling?: SamplingInput }): Promise<ToolOutcome> {
+      const { run, sampling, ...call } = input;
       const args = JSON.parse(await contents.text(call.arguments)) as Record<string, unknown>;
       const ctx = Context.current();
       // Every heartbeat of an attempt that began sending says so, for the attempt after it (its worker lost).
@@ -211,8 +216,9 @@ export function createRunActivities(deps: ActivityDeps, runs: Runs) {
         sending = true;
         heartbeat();
       };
-      const { result, said } = await tracked(run, (signal) => deps.callMcpTool({ ...call, arguments: args }, { mayHaveRun, signal, heartbeat, sending: sendingNow }), heartbeat);
-      return { ...(await outcome(run, result)), ...(said.length ? { said } : {}) };
+      const sample = sampling ? { sample: createRunSampler(askProvider, sampling) } : {};
+      const { result, said, sampled } = await tracked(run, (signal) => deps.callMcpTool({ ...call, arguments: args }, { mayHaveRun, signal, heartbeat, sending: sendingNow, ...sample }), heartbeat);
+      return { ...(await outcome(run, result)), ...(said.length ? { said } : {}), ...(sampled ? { sampled } : {}) };
     },
 
     /** Remote activity on the MCP queue: starts a tool the server runs as an MCP task (activities/mcp-call.ts createMcpTaskSteps). */
@@ -325,20 +331,9 @@ export function createRunActivities(deps: ActivityDeps, runs: Runs) {
    */
   async function modelTurn(input: ModelCallInput, signal: AbortSignal, known?: Turn[]): Promise<ModelTurn> {
     const { model } = input;
-    const version = await loadVersion(input.taskId, input.taskVersion);
-    let key: string;
-    try {
-      key = openTaskKey(deps.keyring, deps.config, version);
-    } catch (err) {
-      throw runFailure('NoKey', (err as Error).message);
-    }
     const conversation = known ?? (await contents.conversation(input.run, input.messages));
     const tools = JSON.parse(await contents.text(model.toolSpecs)) as ToolSpec[];
-    const call = { key, fetch: deps.providerFetch, model: model.model, maxTokens: model.maxTokens, conversation, tools, timeoutMs: deps.config.PROVIDER_TIMEOUT_MS, signal };
-    const answer =
-      model.runner === 'openai'
-        ? await callOpenAI({ ...call, baseURL: deps.config.OPENAI_BASE_URL })
-        : await callAnthropic({ ...call, baseURL: deps.config.ANTHROPIC_BASE_URL, maxTokens: model.maxTokens ?? deps.config.ANTHROPIC_MAX_TOKENS });
+    const answer = await askProvider({ taskId: input.taskId, taskVersion: input.taskVersion, runner: model.runner }, { model: model.model, maxTokens: model.maxTokens, conversation, tools, signal });
     return {
       usage: answer.usage,
       text: await store(input.run, 'text', answer.text),
@@ -351,6 +346,24 @@ export function createRunActivities(deps: ActivityDeps, runs: Runs) {
         })),
       ),
     };
+  }
+
+  /**
+   * The task's provider called with the task's key: the one place a run's key is opened (for a model call, or an MCP
+   * server's sampling request), used for this call and dropped. Throws NoKey, or the provider's failure (providers/errors.ts).
+   */
+  async function askProvider(task: { taskId: string; taskVersion: number; runner: Runner }, request: ProviderRequest): Promise<ProviderAnswer> {
+    const version = await loadVersion(task.taskId, task.taskVersion);
+    let key: string;
+    try {
+      key = openTaskKey(deps.keyring, deps.config, version);
+    } catch (err) {
+      throw runFailure('NoKey', (err as Error).message);
+    }
+    const call = { ...request, key, fetch: deps.providerFetch, timeoutMs: deps.config.PROVIDER_TIMEOUT_MS };
+    return task.runner === 'openai'
+      ? callOpenAI({ ...call, baseURL: deps.config.OPENAI_BASE_URL })
+      : callAnthropic({ ...call, baseURL: deps.config.ANTHROPIC_BASE_URL, maxTokens: request.maxTokens ?? deps.config.ANTHROPIC_MAX_TOKENS });
   }
 
   /** Runs a remote activity's work, heartbeating while it waits so a lost worker is noticed within the heartbeat timeout. */

@@ -146,7 +146,9 @@ export class RunSteps {
         // On the MCP queue, with slots of its own; whether a call may be made again is the activity's to decide.
         const options = { ...clock.bounded(mcpCall(input.limits.providerHeartbeatMs)), taskQueue: mcpTaskQueue(workflowInfo().taskQueue) };
         if (route.task) return await this.mcpTask(options, where);
-        return await proxyActivities<RunActivities>(options).callMcpTool({ ...where, ...(route.idempotent ? { idempotent: true } : {}) });
+        // The run's model, for the server's sampling requests when its install allows them (activities/mcp-sampling.ts).
+        const sampling = { taskId: input.taskId, taskVersion: input.taskVersion, model: { runner: prepared.runner, model: prepared.model, maxTokens: prepared.maxTokens }, usage: log.usage, maxTotalTokens: input.limits.maxTotalTokens };
+        return await proxyActivities<RunActivities>(options).callMcpTool({ ...where, ...(route.idempotent ? { idempotent: true } : {}), sampling });
       }
       const options = { ...clock.bounded(TOOL_CALL), taskQueue: toolTaskQueue(workflowInfo().taskQueue) };
       return await proxyActivities<RunActivities>(options).callTool(where);

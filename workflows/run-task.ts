@@ -1,5 +1,5 @@
 import { ActivityFailure, CancellationScope, continueAsNew, isCancellation, workflowInfo } from '@temporalio/workflow';
-import { addModelCall, finalEntry } from '../src/contract/constants';
+import { addModelCall, addSampled, finalEntry } from '../src/contract/constants';
 import { readFailure } from '../src/contract/failures';
 import type { RunInput, RunOutcome, RunRef, RunStatus, Text } from '../src/contract/types';
 import { RunClock, RunFailed } from './run-clock';
@@ -87,8 +87,7 @@ async function converse(parts: RunParts, steps: RunSteps, start: RunStart): Prom
     const answer = first.answer ?? (await steps.askModel(prepared, first.failure));
     first = {};
     log.usage = addModelCall(log.usage, answer.usage);
-    const used = log.usage.input_tokens + log.usage.output_tokens;
-    if (limits.maxTotalTokens && used > limits.maxTotalTokens) throw new RunFailed(`token budget of ${limits.maxTotalTokens} exceeded (the run used ${used} tokens)`);
+    checkBudget(parts);
     if (answer.toolCalls.length === 0) return { kind: 'answer', text: answer.text, finishedAt: answer.finishedAt };
     if (answer.text !== '') log.push({ msg: 'assistant', exchange: { role: 'assistant', content: answer.text } });
     log.addMessage({ role: 'assistant', text: answer.text, toolCalls: answer.toolCalls.map(({ id, name, arguments: args }) => ({ id, name, arguments: args })) });
@@ -98,10 +97,22 @@ async function converse(parts: RunParts, steps: RunSteps, start: RunStart): Prom
       for (const said of outcome.said ?? []) log.push(said);
       log.push({ msg: `tool result: ${call.name}${outcome.isError ? ' (error)' : ''}`, exchange: { role: 'tool', content: outcome.shown } });
       log.addMessage({ role: 'tool', callId: call.id, name: call.name, isError: outcome.isError, ...outcome.message });
+      // The MCP server's sampling requests were model calls of the run, on its budget (docs/mcp.md, "Sampling").
+      if (outcome.sampled) {
+        log.usage = addSampled(log.usage, outcome.sampled);
+        checkBudget(parts);
+      }
     }
     await steps.record();
   }
   throw new RunFailed(`the run reached its turn limit of ${limits.maxTurns} model calls without a final answer`);
+}
+
+/** Throws the run's failure when its usage has passed its token budget (`limits.maxTotalTokens`). */
+function checkBudget({ input, log }: RunParts): void {
+  const { maxTotalTokens } = input.limits;
+  const used = log.usage.input_tokens + log.usage.output_tokens;
+  if (maxTotalTokens && used > maxTotalTokens) throw new RunFailed(`token budget of ${maxTotalTokens} exceeded (the run used ${used} tokens)`);
 }
 
 /**

@@ -15,6 +15,8 @@ export async function callAnthropic(call: ProviderCall & { maxTokens: number }):
         model: call.model,
         max_tokens: call.maxTokens,
         messages: groupToolResults(call.conversation).map(toMessage),
+        ...(call.system ? { system: call.system } : {}),
+        ...(call.temperature !== undefined ? { temperature: call.temperature } : {}),
         ...(call.tools.length
           ? { tools: call.tools.map((t) => ({ name: t.name, description: t.description, input_schema: t.inputSchema as Anthropic.Tool.InputSchema })) }
           : {}),
@@ -38,7 +40,8 @@ export async function callAnthropic(call: ProviderCall & { maxTokens: number }):
   // Anthropic counts prompt-cache reads and writes apart from `input_tokens`: all of them are input.
   const u = message.usage;
   const input = tokens(u?.input_tokens) + tokens(u?.cache_creation_input_tokens) + tokens(u?.cache_read_input_tokens);
-  return { text: texts.join(''), toolCalls, usage: { input, output: tokens(u?.output_tokens) } };
+  const stopReason = typeof message.stop_reason === 'string' ? { stopReason: message.stop_reason } : {};
+  return { text: texts.join(''), toolCalls, usage: { input, output: tokens(u?.output_tokens) }, ...stopReason };
 }
 
 function toMessage(turn: ReturnType<typeof groupToolResults>[number]): Message {
@@ -57,7 +60,11 @@ function toMessage(turn: ReturnType<typeof groupToolResults>[number]): Message {
       })),
     };
   }
-  if (turn.role === 'user') return { role: 'user', content: turn.text };
+  if (turn.role === 'user') {
+    if (!turn.images?.length) return { role: 'user', content: turn.text };
+    const images = turn.images.map((c) => ({ type: 'image' as const, source: { type: 'base64' as const, media_type: c.mimeType as 'image/png', data: c.data } }));
+    return { role: 'user', content: [...(turn.text ? [{ type: 'text' as const, text: turn.text }] : []), ...images] };
+  }
   return {
     role: 'assistant',
     content: [

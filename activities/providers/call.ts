@@ -13,7 +13,14 @@ export interface ProviderCall {
   tools: ToolSpec[];
   timeoutMs: number;
   signal: AbortSignal;
+  /** A system prompt (an MCP server's sampling request); a run's calls send none. */
+  system?: string;
+  /** An MCP server's sampling request's; a run's calls leave the provider's default. */
+  temperature?: number;
 }
+
+/** A provider call as its caller gives it: the key, connections, base URL and time limit are the activity's. */
+export type ProviderRequest = Omit<ProviderCall, 'key' | 'fetch' | 'baseURL' | 'timeoutMs'>;
 
 /** A provider's answer, before the activity stores its large parts. */
 export interface ProviderAnswer {
@@ -21,6 +28,8 @@ export interface ProviderAnswer {
   toolCalls: ToolCall[];
   /** Tokens as the provider reports them (0 where it reports none). */
   usage: TokenUsage;
+  /** Why the model stopped, in the provider's words (`stop`, `length`, `end_turn`, `max_tokens`…), when it says. */
+  stopReason?: string;
 }
 
 export interface TokenUsage {

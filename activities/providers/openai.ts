@@ -13,8 +13,9 @@ export async function callOpenAI(call: ProviderCall): Promise<ProviderAnswer> {
     completion = await client.chat.completions.create(
       {
         model: call.model,
-        messages: groupToolResults(call.conversation).flatMap(toMessages),
+        messages: [...(call.system ? [{ role: 'system' as const, content: call.system }] : []), ...groupToolResults(call.conversation).flatMap(toMessages)],
         ...(call.maxTokens ? { max_completion_tokens: call.maxTokens } : {}),
+        ...(call.temperature !== undefined ? { temperature: call.temperature } : {}),
         ...(call.tools.length
           ? { tools: call.tools.map((t) => ({ type: 'function' as const, function: { name: t.name, description: t.description, parameters: t.inputSchema } })) }
           : {}),
@@ -24,7 +25,8 @@ export async function callOpenAI(call: ProviderCall): Promise<ProviderAnswer> {
   } catch (err) {
     throw providerFailure('openai', err, call.key);
   }
-  const message = completion?.choices?.[0]?.message;
+  const choice = completion?.choices?.[0];
+  const message = choice?.message;
   if (!message || typeof message !== 'object') throw malformed('openai', 'no choices[0].message');
   const toolCalls: ToolCall[] = [];
   for (const tc of message.tool_calls ?? []) {
@@ -32,7 +34,8 @@ export async function callOpenAI(call: ProviderCall): Promise<ProviderAnswer> {
     toolCalls.push({ id: tc.id, name: tc.function.name, arguments: parseArguments(tc.function.arguments) });
   }
   if (typeof message.content !== 'string' && toolCalls.length === 0) throw malformed('openai', 'neither content nor tool calls');
-  return { text: message.content ?? '', toolCalls, usage: { input: tokens(completion.usage?.prompt_tokens), output: tokens(completion.usage?.completion_tokens) } };
+  const usage = { input: tokens(completion.usage?.prompt_tokens), output: tokens(completion.usage?.completion_tokens) };
+  return { text: message.content ?? '', toolCalls, usage, ...(typeof choice?.finish_reason === 'string' ? { stopReason: choice.finish_reason } : {}) };
 }
 
 function parseArguments(raw: string | undefined): Record<string, unknown> {
@@ -46,7 +49,11 @@ function parseArguments(raw: string | undefined): Record<string, unknown> {
 
 function toMessages(turn: ReturnType<typeof groupToolResults>[number]): Message[] {
   if (Array.isArray(turn)) return toolMessages(turn);
-  if (turn.role === 'user') return [{ role: 'user', content: turn.text }];
+  if (turn.role === 'user') {
+    if (!turn.images?.length) return [{ role: 'user', content: turn.text }];
+    const images = turn.images.map((c) => ({ type: 'image_url' as const, image_url: { url: `data:${c.mimeType};base64,${c.data}` } }));
+    return [{ role: 'user', content: [...(turn.text ? [{ type: 'text' as const, text: turn.text }] : []), ...images] }];
+  }
   return [
     {
       role: 'assistant',

@@ -41,3 +41,11 @@ export const addModelCall = (usage: RunUsage, tokens: { input: number; output: n
   output_tokens: usage.output_tokens + tokens.output,
   model_calls: usage.model_calls + 1,
 });
+
+/** `usage` with what an MCP server's sampling requests during a tool call used: each request is a model call. */
+export const addSampled = (usage: RunUsage, sampled: { input: number; output: number; calls: number }): RunUsage => ({
+  ...usage,
+  input_tokens: usage.input_tokens + sampled.input,
+  output_tokens: usage.output_tokens + sampled.output,
+  model_calls: usage.model_calls + sampled.calls,
+});

@@ -12,6 +12,7 @@ export type Runner = (typeof RUNNERS)[number];
 
 /** One item of a tool's result (spec/compat.md, "Module ABI"; activities/servlets/results.ts checks a servlet's against it). */
 export type ContentItem = { type: 'text'; text: string } | { type: 'image'; data: string; mimeType: string };
+export type ImageItem = Extract<ContentItem, { type: 'image' }>;
 
 /** A tool's result, as servlets (and MCP servers) give it. */
 export interface CallToolResult {
@@ -193,9 +194,12 @@ export type Message<C = Text> =
   | { role: 'tool'; callId: string; name: string; isError: boolean; text: C }
   | { role: 'tool'; callId: string; name: string; isError: boolean; json: C };
 
-/** A message as the provider mappers read it, its contents resolved and parsed. */
+/**
+ * A message as the provider mappers read it, its contents resolved and parsed. A user turn's `images` go with its text
+ * (an MCP server's sampling request may send them; a run's prompt has none).
+ */
 export type Turn =
-  | { role: 'user'; text: string }
+  | { role: 'user'; text: string; images?: ImageItem[] }
   | { role: 'assistant'; text: string; toolCalls: ToolCall[] }
   | { role: 'tool'; call: Pick<ToolCall, 'id' | 'name'>; result: CallToolResult };
 
@@ -288,6 +292,23 @@ export interface ToolOutcome {
   shown: Text;
   /** What the tool said while it ran (an MCP server's progress and log messages), as log entries: bounded. */
   said?: HeldEntry[];
+  /** What its MCP server's sampling requests used of the run's model: counted in the run's usage and token budget. */
+  sampled?: SampledUsage;
+}
+
+/** Provider calls an MCP server's sampling requests made during one tool call (docs/mcp.md, "Sampling"), and their tokens. */
+export interface SampledUsage {
+  input: number;
+  output: number;
+  calls: number;
+}
+
+/**
+ * What an MCP tool call needs to answer its server's sampling requests with the run's own model: the task version (its
+ * provider key), the model, and the run's usage before the call with its budget, past which sampling is refused.
+ */
+export interface SamplingInput extends Pick<ModelCallInput, 'taskId' | 'taskVersion' | 'usage' | 'maxTotalTokens'> {
+  model: Pick<PreparedRun, 'runner' | 'model' | 'maxTokens'>;
 }
 
 /** `POST <run path>/cancel`: who asked. */

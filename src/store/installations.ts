@@ -12,7 +12,7 @@ import { findServlet, findVisibleServlet, fromServletDoc, type ServletRecord, ty
 export type ToolApproval = '*' | string[];
 
 /** What every install stores, servlet or MCP (models.ts). */
-export type InstallBase = Omit<InstallationDoc, 'config' | 'domains' | 'approval' | 'servlet_owner' | 'servlet_name' | 'mcp' | 'allowed_tools'>;
+export type InstallBase = Omit<InstallationDoc, 'config' | 'domains' | 'approval' | 'servlet_owner' | 'servlet_name' | 'mcp' | 'allowed_tools' | 'sampling'>;
 
 /**
  * A servlet install as stored (models.ts's schema), with the types its mixed and sealed fields hold: `config` the

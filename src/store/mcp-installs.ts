@@ -52,6 +52,8 @@ export type McpInstallRecord = InstallBase & {
   /** The tools offered to runs; null: every tool listed. */
   allowed_tools: string[] | null;
   approval: McpApproval;
+  /** `settings.sampling`; absent on installs stored before it (off). */
+  sampling?: boolean;
   servlet_owner?: null;
   servlet_name?: null;
 };
@@ -193,18 +195,18 @@ export async function loadMcpInstallForCall(models: Models, keyring: Keyring, re
 
 /**
  * The install as a worker's call needs it (activities/mcp-call.ts, McpInstallForCall): where its server is, opened,
- * and whether it still offers a tool (settings.tools applied); null when it is gone. Read from the store on every call,
+ * whether it still offers a tool (settings.tools applied) and whether it allows sampling; null when it is gone. Read from the store on every call,
  * so a call sees the install as it is now. The worker's, and the bench's (bench/mcp.ts).
  */
 export async function mcpInstallForCall(
   models: Models,
   keyring: Keyring,
   ref: McpInstallRef,
-): Promise<{ url: string; headers: Record<string, string>; oauth?: McpOAuthClient; offers(tool: string): boolean } | null> {
+): Promise<{ url: string; headers: Record<string, string>; oauth?: McpOAuthClient; offers(tool: string): boolean; sampling: boolean } | null> {
   const found = await loadMcpInstallForCall(models, keyring, ref);
   if (!found) return null;
   const offered = new Set(offeredMcpTools(found.install).map((t) => t.name));
-  return { url: found.url, headers: found.headers, ...(found.oauth ? { oauth: found.oauth } : {}), offers: (tool) => offered.has(tool) };
+  return { url: found.url, headers: found.headers, ...(found.oauth ? { oauth: found.oauth } : {}), offers: (tool) => offered.has(tool), sampling: found.install.sampling === true };
 }
 
 export interface McpInstallInput extends McpInstallRef {
@@ -216,6 +218,8 @@ export interface McpInstallInput extends McpInstallRef {
   listing: McpListing;
   allowedTools: string[] | null;
   approval: McpApproval;
+  /** `settings.sampling` (absent: off). */
+  sampling?: boolean;
   /** false: an install of that name already there is a 409 `install_exists` instead of being replaced. */
   allowUpdate: boolean;
 }
@@ -272,6 +276,7 @@ export async function installMcp(models: Models, keyring: Keyring, input: McpIns
     mcp: storedServer(keyring, input.url, input.headers, input.oauth ?? null, input.listing, now),
     allowed_tools: input.allowedTools,
     approval: input.approval,
+    sampling: input.sampling ?? false,
     modified_at: now,
   };
   const created = await writeInstall(models, ref, set, { allowUpdate: input.allowUpdate, taken: () => installTaken(ref), now });

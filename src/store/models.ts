@@ -364,6 +364,8 @@ const installation = new Schema(
      * also take "none" and "destructive" (their default, stored as such: store/mcp-installs.ts).
      */
     approval: { type: Schema.Types.Mixed, default: null },
+    /** MCP installs: the server may ask the run's model for an answer during a call (docs/mcp.md, "Sampling"). */
+    sampling: { type: Boolean, default: false },
     created_at: { type: Date, required: true },
     modified_at: { type: Date, required: true },
   },

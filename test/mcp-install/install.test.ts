@@ -43,7 +43,7 @@ describe('MCP installs: installing a server and listing its tools again', functi
     expect(body.servlet).to.deep.include({ slug: `${me.username}/ev`, has_client: false });
     expect(body.servlet.meta.remote).to.deep.equal({ url: everything });
     expect(body.servlet.meta.description).to.be.a('string').and.not.equal('');
-    expect(body.settings).to.deep.equal({ approval: 'destructive' });
+    expect(body.settings).to.deep.equal({ approval: 'destructive', sampling: false });
     expect(body.mcp.url).to.equal(everything);
     expect(body.mcp.headers).to.deep.equal(['Authorization']);
     expect(body.mcp.protocol_version).to.be.oneOf(['2025-11-25', '2025-06-18']);
@@ -67,7 +67,7 @@ describe('MCP installs: installing a server and listing its tools again', functi
   it('takes settings.tools and settings.approval naming listed tools, and answers 400 naming the field for a tool the server lacks', async () => {
     const ok = await install({ name: 'ev', mcp: { url: everything }, settings: { tools: ['echo', 'get-sum'], approval: ['get-sum'] } });
     expect(ok.status, ok.text).to.equal(201);
-    expect(ok.body.settings).to.deep.equal({ tools: ['echo', 'get-sum'], approval: ['get-sum'] });
+    expect(ok.body.settings).to.deep.equal({ tools: ['echo', 'get-sum'], approval: ['get-sum'], sampling: false });
     const [offered] = await installsWithTools(getStack().db.models, me.username, 'default');
     expect(offered!.tools.map((t) => t.name)).to.deep.equal(['echo', 'get-sum']);
     for (const [settings, message] of [
@@ -113,7 +113,7 @@ describe('MCP installs: installing a server and listing its tools again', functi
   });
 
   it('lists the tools again on refresh, keeping the settings, and a dropped tool fails closed instead of failing the API', async () => {
-    expect((await install({ name: 'ev', mcp: { url: everything }, settings: { tools: ['echo'], approval: ['echo'] } })).status).to.equal(201);
+    expect((await install({ name: 'ev', mcp: { url: everything }, settings: { tools: ['echo'], approval: ['echo'], sampling: true } })).status).to.equal(201);
     const first = await me.api.get('/api/profiles/~/default/installations');
     const before = first.body.installs[0];
     const again = await refresh('ev');
@@ -128,7 +128,7 @@ describe('MCP installs: installing a server and listing its tools again', functi
     await db.models.Installation.updateOne({ owner: me.username, name: 'ev' }, { $set: { 'mcp.url_sealed': seal(keyring, hostile.url('/many')) } });
     const dropped = await refresh('ev');
     expect(dropped.status, dropped.text).to.equal(200);
-    expect(dropped.body.settings).to.deep.equal({ tools: ['echo'], approval: ['echo'] });
+    expect(dropped.body.settings).to.deep.equal({ tools: ['echo'], approval: ['echo'], sampling: true });
     expect(dropped.body.mcp.tools.map((t: { name: string }) => t.name)).to.not.include('echo');
     const [offered] = await installsWithTools(db.models, me.username, 'default');
     expect(offered!.tools, 'echo is not offered any more').to.deep.equal([]);

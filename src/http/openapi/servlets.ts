@@ -34,7 +34,7 @@ const installExample = {
 
 const mcpInstallExample = {
   name: 'ev',
-  settings: { approval: 'destructive' },
+  settings: { approval: 'destructive', sampling: false },
   binding: { id: '6650c0ffee0000000000cafe', contentAddress: null },
   servlet: { slug: 'alice/ev', has_client: false, meta: { description: 'MCP server mcp-servers/everything 2.0.0 at https://mcp.example.com/mcp', remote: { url: 'https://mcp.example.com/mcp' } } },
   mcp: {

@@ -34,7 +34,11 @@ export const mcpApprovalView = z
 export const mcpInstallView = z
   .object({
     name: z.string(),
-    settings: z.object({ tools: z.array(z.string()).optional(), approval: mcpApprovalView }),
+    settings: z.object({
+      tools: z.array(z.string()).optional(),
+      approval: mcpApprovalView,
+      sampling: z.boolean().meta({ description: 'The server may ask the run\'s model for an answer during a call (docs/mcp.md, "Sampling")' }),
+    }),
     binding: z.object({ id: z.string(), contentAddress: z.null() }),
     servlet: z.object({
       slug: z.string().meta({ description: '`<owner>/<install>`' }),
@@ -79,7 +83,7 @@ export function presentMcpInstall(install: McpInstallRecord): PresentedMcpInstal
   const info = install.mcp.server?.serverInfo;
   return {
     name: install.name,
-    settings: { ...(install.allowed_tools ? { tools: install.allowed_tools } : {}), approval: install.approval },
+    settings: { ...(install.allowed_tools ? { tools: install.allowed_tools } : {}), approval: install.approval, sampling: install.sampling === true },
     binding: { id: String(install._id), contentAddress: null },
     servlet: {
       slug: `${install.owner}/${install.name}`,

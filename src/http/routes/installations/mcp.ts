@@ -64,6 +64,7 @@ export function mcpInstallHandlers(deps: AppDeps) {
       listing,
       allowedTools: body.settings?.tools ?? null,
       approval: body.settings?.approval ?? 'destructive',
+      sampling: body.settings?.sampling ?? false,
       allowUpdate: body.allow_update,
     });
     ctx.status = result.created ? 201 : 200;

@@ -173,7 +173,7 @@ const mcpOAuth = z
 /**
  * `POST /api/profiles/~/<profile>/installations` installing an MCP server (docs/mcp.md): in place of `servlet_slug`,
  * `mcp: { url, headers? }`. `settings.tools` narrows the tools offered to runs (absent: all of them);
- * `settings.approval` absent means `"destructive"`. Unknown fields are ignored.
+ * `settings.approval` absent means `"destructive"`; `settings.sampling` absent means false. Unknown fields are ignored.
  */
 export const mcpInstallBody = z.object({
   name: nameSchema,
@@ -186,7 +186,13 @@ export const mcpInstallBody = z.object({
     const authorization = Object.keys(mcp.headers ?? {}).find((name) => name.toLowerCase() === 'authorization');
     if (authorization) ctx.addIssue({ code: 'custom', path: ['headers', authorization], message: 'set by mcp.oauth (its token)' });
   }),
-  settings: z.object({ tools: toolNames('tool names').nullish(), approval: mcpApproval }).nullish(),
+  settings: z
+    .object({
+      tools: toolNames('tool names').nullish(),
+      approval: mcpApproval,
+      sampling: z.boolean().nullish().meta({ description: 'The server may ask the run\'s model for an answer during a call (counted in the run\'s usage); absent: false' }),
+    })
+    .nullish(),
   allow_update: z.boolean().default(true),
 });
 export type McpInstallBody = z.infer<typeof mcpInstallBody>;
