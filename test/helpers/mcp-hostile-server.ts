@@ -1,17 +1,19 @@
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import type net from 'node:net';
+import { InMemoryTaskStore } from '@modelcontextprotocol/sdk/experimental/tasks/stores/in-memory.js';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult, type Task } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { freePort, readBody } from './net';
 
 /**
  * An MCP server of our own (the official SDK's McpServer and StreamableHTTPServerTransport), in this process on a
  * loopback port, for the unhappy paths a real server rarely shows on demand. Each path is a behaviour:
- * - `/mcp`: a working server whose tools misbehave on demand (TOOLS below); sessions kept until `forgetSessions()`
+ * - `/mcp`: a working server whose tools misbehave on demand (TOOLS below); sessions kept until `forgetSessions()`.
+ *   It runs MCP tasks (2025-11-25, the SDK's in-memory task store): `tasks/get`, `tasks/result`, `tasks/cancel`
  * - `/json`: the tools of `/mcp`, answered as plain JSON (no event streams)
  * - `/many`: a working server (the SDK's low-level Server) listing 500 tools, 50 a page; `echo-auth`: a JSON-RPC error quoting the Authorization header; other tool names: a JSON-RPC error
  * - `/401`, `/403`: that status, with the request's Authorization header echoed in the body (a server may do that)
@@ -37,6 +39,10 @@ export interface HostileStats {
   terminations: Record<string, number>;
   /** Tools whose run heard `notifications/cancelled` (the SDK aborts the handler's signal). */
   cancelled: Record<string, number>;
+  /** `tasks/get` asked of the tasks of each task tool. */
+  taskPolls: Record<string, number>;
+  /** Tasks of each task tool that `tasks/cancel` cancelled. */
+  taskCancels: Record<string, number>;
 }
 
 /** The tools of `/mcp` the tests name. */
@@ -56,6 +62,10 @@ export const TOOLS = {
   garbageEvent: 'garbage-event',
   huge: 'huge',
   mixed: 'mixed',
+  /** A tool that runs only as an MCP task (`taskSupport: required`) whose task stays `working` for ever. */
+  taskNeverEnds: 'task-never-ends',
+  /** A task tool whose task the server loses: after the first `tasks/get` of it, the session that made it is forgotten. */
+  taskLost: 'task-lost',
 } as const;
 
 const HUGE_BYTES = 50 * 1024 * 1024;
@@ -77,8 +87,10 @@ export async function stopHostileServer(): Promise<void> {
 }
 
 async function start(): Promise<HostileServer & { close(): Promise<void> }> {
-  const stats: HostileStats = { initializations: {}, terminations: {}, calls: {}, cancelled: {} };
+  const stats: HostileStats = { initializations: {}, terminations: {}, calls: {}, cancelled: {}, taskPolls: {}, taskCancels: {} };
   const sessions = new Map<string, StreamableHTTPServerTransport>();
+  /** The tool of each task made. */
+  const taskTools = new Map<string, string>();
   const sockets = new Set<net.Socket>();
   const bump = (map: Record<string, number>, key: string) => (map[key] = (map[key] ?? 0) + 1);
 
@@ -138,8 +150,28 @@ async function start(): Promise<HostileServer & { close(): Promise<void> }> {
       transport = created;
     }
     if (req.method === 'DELETE') bump(stats.terminations, path);
+    const taskTool = body?.method === 'tasks/get' ? taskTools.get(body.params?.taskId) : undefined;
+    if (taskTool) bump(stats.taskPolls, taskTool);
+    if (taskTool === TOOLS.taskLost) {
+      // Answered, then the session (and with it the task) is gone, as after a restart of the server.
+      const lost = transport;
+      res.once('close', () => {
+        if (lost.sessionId) sessions.delete(lost.sessionId);
+        void lost.close().catch(() => undefined);
+      });
+    }
     await transport.handleRequest(req, res, body);
   }
+
+  /** The task store of every session: counts the tasks `tasks/cancel` cancelled (nothing else cancels one here). */
+  class CountingTaskStore extends InMemoryTaskStore {
+    override async updateTaskStatus(taskId: string, status: Task['status'], statusMessage?: string, sessionId?: string): Promise<void> {
+      await super.updateTaskStatus(taskId, status, statusMessage, sessionId);
+      const tool = taskTools.get(taskId);
+      if (status === 'cancelled' && tool) bump(stats.taskCancels, tool);
+    }
+  }
+  const taskStore = new CountingTaskStore();
 
   /** The tools that misbehave below MCP (on the socket): answered here, before the SDK sees the request. */
   function rawTool(body: { id: number; params?: { name?: string } }, req: http.IncomingMessage, res: http.ServerResponse): boolean {
@@ -183,7 +215,7 @@ async function start(): Promise<HostileServer & { close(): Promise<void> }> {
   }
 
   function toolsServer(): McpServer {
-    const mcp = new McpServer({ name: 'hostile', version: '1.0.0' }, { capabilities: { logging: {} } });
+    const mcp = new McpServer({ name: 'hostile', version: '1.0.0' }, { capabilities: { logging: {}, tasks: { cancel: {}, requests: { tools: { call: {} } } } }, taskStore });
     const text = (t: string) => ({ content: [{ type: 'text' as const, text: t }] });
     mcp.registerTool(TOOLS.count, { description: 'Counts its calls', inputSchema: { note: z.string().optional() } }, async () => text(`call ${bump(stats.calls, TOOLS.count)}`));
     mcp.registerTool(TOOLS.progress, { description: 'Reports progress and logs' }, async (extra) => {
@@ -215,6 +247,23 @@ async function start(): Promise<HostileServer & { close(): Promise<void> }> {
     };
     mcp.registerTool(TOOLS.waitForCancel, { description: 'Waits until cancelled' }, untilCancelled(TOOLS.waitForCancel));
     mcp.registerTool(TOOLS.hangs, { description: 'Never answers' }, untilCancelled(TOOLS.hangs));
+    for (const name of [TOOLS.taskNeverEnds, TOOLS.taskLost]) {
+      mcp.experimental.tasks.registerToolTask(
+        name,
+        { description: 'Runs as a task', execution: { taskSupport: 'required' } },
+        {
+          // Made `working`, and left so: nothing here ever ends it.
+          createTask: async (extra) => {
+            bump(stats.calls, name);
+            const task = await extra.taskStore.createTask({ ttl: 600_000, pollInterval: 200 });
+            taskTools.set(task.taskId, name);
+            return { task };
+          },
+          getTask: async (extra) => (await extra.taskStore.getTask(extra.taskId))!,
+          getTaskResult: async (extra) => (await extra.taskStore.getTaskResult(extra.taskId)) as CallToolResult,
+        },
+      );
+    }
     mcp.registerTool(TOOLS.mixed, { description: 'Every kind of content' }, async () => ({
       content: [
         { type: 'text', text: 'plain text' },
@@ -265,6 +314,7 @@ async function start(): Promise<HostileServer & { close(): Promise<void> }> {
     },
     async close() {
       for (const t of sessions.values()) await t.close().catch(() => undefined);
+      taskStore.cleanup();
       sessions.clear();
       for (const s of sockets) s.destroy();
       await new Promise((resolve) => server.close(resolve));
