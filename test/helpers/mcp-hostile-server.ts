@@ -39,6 +39,8 @@ export interface HostileStats {
   terminations: Record<string, number>;
   /** Tools whose run heard `notifications/cancelled` (the SDK aborts the handler's signal). */
   cancelled: Record<string, number>;
+  /** `notifications/cancelled` received, per path, whatever request they name. */
+  cancelNotices: Record<string, number>;
   /** `tasks/get` asked of the tasks of each task tool. */
   taskPolls: Record<string, number>;
   /** Tasks of each task tool that `tasks/cancel` cancelled. */
@@ -87,7 +89,7 @@ export async function stopHostileServer(): Promise<void> {
 }
 
 async function start(): Promise<HostileServer & { close(): Promise<void> }> {
-  const stats: HostileStats = { initializations: {}, terminations: {}, calls: {}, cancelled: {}, taskPolls: {}, taskCancels: {} };
+  const stats: HostileStats = { initializations: {}, terminations: {}, calls: {}, cancelled: {}, cancelNotices: {}, taskPolls: {}, taskCancels: {} };
   const sessions = new Map<string, StreamableHTTPServerTransport>();
   /** The tool of each task made. */
   const taskTools = new Map<string, string>();
@@ -150,6 +152,7 @@ async function start(): Promise<HostileServer & { close(): Promise<void> }> {
       transport = created;
     }
     if (req.method === 'DELETE') bump(stats.terminations, path);
+    if (body?.method === 'notifications/cancelled') bump(stats.cancelNotices, path);
     const taskTool = body?.method === 'tasks/get' ? taskTools.get(body.params?.taskId) : undefined;
     if (taskTool) bump(stats.taskPolls, taskTool);
     if (taskTool === TOOLS.taskLost) {
