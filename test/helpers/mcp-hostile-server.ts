@@ -41,6 +41,8 @@ export interface HostileStats {
   cancelled: Record<string, number>;
   /** `notifications/cancelled` received, per path, whatever request they name. */
   cancelNotices: Record<string, number>;
+  /** Answer streams of each tool resumed (a GET with the `Last-Event-ID` of its broken stream). */
+  resumes: Record<string, number>;
   /** `tasks/get` asked of the tasks of each task tool. */
   taskPolls: Record<string, number>;
   /** Tasks of each task tool that `tasks/cancel` cancelled. */
@@ -64,6 +66,12 @@ export const TOOLS = {
   garbageEvent: 'garbage-event',
   huge: 'huge',
   mixed: 'mixed',
+  /** Its answer stream breaks after an event with an id; a GET with that `Last-Event-ID` gets the answer. */
+  breaksResumable: 'breaks-resumable',
+  /** As breaks-resumable, but the GET that would resume it is answered 405. */
+  breaksResumeRefused: 'breaks-resume-refused',
+  /** Its answer stream ends (cleanly) without an answer and without an event id. */
+  endsUnanswered: 'ends-unanswered',
   /** A tool that runs only as an MCP task (`taskSupport: required`) whose task stays `working` for ever. */
   taskNeverEnds: 'task-never-ends',
   /** A task tool whose task the server loses: after the first `tasks/get` of it, the session that made it is forgotten. */
@@ -89,10 +97,13 @@ export async function stopHostileServer(): Promise<void> {
 }
 
 async function start(): Promise<HostileServer & { close(): Promise<void> }> {
-  const stats: HostileStats = { initializations: {}, terminations: {}, calls: {}, cancelled: {}, cancelNotices: {}, taskPolls: {}, taskCancels: {} };
+  const stats: HostileStats = { initializations: {}, terminations: {}, calls: {}, cancelled: {}, cancelNotices: {}, resumes: {}, taskPolls: {}, taskCancels: {} };
   const sessions = new Map<string, StreamableHTTPServerTransport>();
   /** The tool of each task made. */
   const taskTools = new Map<string, string>();
+  /** The broken answer streams a GET may resume, by their last event id. */
+  const resumable = new Map<string, { tool: string; requestId: unknown }>();
+  let streams = 0;
   const sockets = new Set<net.Socket>();
   const bump = (map: Record<string, number>, key: string) => (map[key] = (map[key] ?? 0) + 1);
 
@@ -130,6 +141,16 @@ async function start(): Promise<HostileServer & { close(): Promise<void> }> {
     const body = req.method === 'POST' ? JSON.parse((await readBody(req)) || 'null') : undefined;
     const raw = body && body.method === 'tools/call' ? rawTool(body, req, res) : false;
     if (raw) return;
+    const lastEventId = req.method === 'GET' ? req.headers['last-event-id'] : undefined;
+    const broken = typeof lastEventId === 'string' ? resumable.get(lastEventId) : undefined;
+    if (broken) {
+      resumable.delete(lastEventId as string);
+      bump(stats.resumes, broken.tool);
+      if (broken.tool === TOOLS.breaksResumeRefused) return void res.writeHead(405).end();
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      const answer = { jsonrpc: '2.0', id: broken.requestId, result: { content: [{ type: 'text', text: 'resumed' }] } };
+      return void res.end(`id: ${lastEventId}-2\nevent: message\ndata: ${JSON.stringify(answer)}\n\n`);
+    }
     const sessionId = req.headers['mcp-session-id'];
     let transport = typeof sessionId === 'string' ? sessions.get(sessionId) : undefined;
     if (!transport) {
@@ -196,6 +217,21 @@ async function start(): Promise<HostileServer & { close(): Promise<void> }> {
       case TOOLS.diesBeforeAnswer:
         bump(stats.calls, name);
         req.socket.destroy();
+        return true;
+      case TOOLS.breaksResumable:
+      case TOOLS.breaksResumeRefused: {
+        bump(stats.calls, name);
+        const eventId = `stream-${++streams}`;
+        resumable.set(eventId, { tool: name, requestId: body.id });
+        res.writeHead(200, { 'content-type': 'text/event-stream' });
+        res.write(`id: ${eventId}\nretry: 50\ndata: \n\n`);
+        setTimeout(() => req.socket.destroy(), 20);
+        return true;
+      }
+      case TOOLS.endsUnanswered:
+        bump(stats.calls, name);
+        res.writeHead(200, { 'content-type': 'text/event-stream' });
+        res.end(': nothing to say\n\n');
         return true;
       case TOOLS.garbage:
         bump(stats.calls, name);
