@@ -2,13 +2,15 @@
  * The client command for `@modelcontextprotocol/conformance` client scenarios: drives our MCP client (src/mcp: the
  * guarded transport, the OAuth client credentials, the worker's session pool) against the scenario's server.
  *
- *   npx @modelcontextprotocol/conformance client --command 'npx tsx scripts/mcp-conformance-client.ts' --scenario auth/client-credentials-basic
+ *   npx @modelcontextprotocol/conformance client --command 'npx tsx scripts/mcp-conformance-client.ts' --scenario sse-retry
  *
- * The framework passes the server's URL as the last argument, the scenario in MCP_CONFORMANCE_SCENARIO and, for auth
- * scenarios, the credentials in MCP_CONFORMANCE_CONTEXT (`{ client_id, client_secret }` or `{ client_id,
- * private_key_pem }`). It connects (initialize), lists the tools and calls the first one that takes no required
- * argument (`tools_call`: `add_numbers` with 5 and 3), as an install and a run's call would; exits 1 on a failure.
- * The scenario's servers run on loopback: MCP_ALLOWLIST is loopback here.
+ * Scenarios it takes: `initialize`, `tools_call`, `sse-retry`, `auth/client-credentials-basic` and
+ * `auth/client-credentials-jwt` (test/mcp/conformance.test.ts). The framework passes the server's URL as the last
+ * argument, the scenario in MCP_CONFORMANCE_SCENARIO and, for auth scenarios, the credentials in
+ * MCP_CONFORMANCE_CONTEXT (`{ client_id, client_secret }` or `{ client_id, private_key_pem }`). It connects and lists
+ * the tools as an install does (discover.ts), then calls `add_numbers` with 5 and 3 (`tools_call`) or else the first
+ * tool that takes no required argument (`sse-retry`: `test_reconnection`) through the worker's session pool, as a
+ * run's call would; exits 1 on a failure. The scenario's servers run on loopback: MCP_ALLOWLIST is loopback here.
  */
 import { discoverTools } from '../src/mcp/discover';
 import type { McpOAuthClient } from '../src/mcp/oauth';

@@ -136,7 +136,17 @@ export class McpSession {
       const watcher = args && watchers.get(args);
       if (watcher) byRequestId.set(id, watcher);
     };
-    await client.connect(transport, { signal: open.signal, timeout: open.timeoutMs });
+    // The SDK keeps listening on a request's signal after its answer, and would send `notifications/cancelled` for the
+    // finished initialize when `open.signal` aborts later (the pool closing): a signal that follows it only until then.
+    const connecting = new AbortController();
+    const follow = () => connecting.abort(open.signal.reason);
+    if (open.signal.aborted) follow();
+    else open.signal.addEventListener('abort', follow, { once: true });
+    try {
+      await client.connect(transport, { signal: connecting.signal, timeout: open.timeoutMs });
+    } finally {
+      open.signal.removeEventListener('abort', follow);
+    }
     return new McpSession(client, transport, watchers, byRequestId, byServerRequest);
   }
 

@@ -39,8 +39,15 @@ const TRANSPORT_HEADERS = ['connection', 'keep-alive', 'transfer-encoding', 'upg
  * checkMcpUrl, connected only to addresses the pinned agent checked; no redirect followed, the SDK follows same-origin
  * ones through this fetch again), every answer body capped. Throws McpTransportFailure when no answer comes; a body cut
  * mid-way errors its stream with one (and tells the observer which requests lost their answer).
+ *
+ * A request's event stream that ends or breaks before its answer is resumable when one of its events had an `id`: the
+ * SDK then asks again with a GET carrying `Last-Event-ID` (after the server's `retry:`), and that stream stands for the
+ * request's. Its requests lose their answer only when that GET gets no stream (its one try), or when the stream was not
+ * resumable; a stream that ends without an answer and without an event id lost it too (nothing would come).
  */
 export function createMcpFetch(options: McpFetchOptions): FetchLike {
+  /** The requests of each resumable stream that broke, by the last event id it had: the GET that resumes it names it. */
+  const resumable = new Map<string, RequestId[]>();
   return async (input, init = {}) => {
     const url = new URL(String(input));
     const verdict = checkMcpUrl(url, options.policy);
@@ -49,31 +56,48 @@ export function createMcpFetch(options: McpFetchOptions): FetchLike {
     const headers = Object.fromEntries(new Headers(init.headers));
     for (const name of TRANSPORT_HEADERS) delete headers[name];
     const body = typeof init.body === 'string' ? init.body : undefined;
+    const lastEventId = method === 'GET' ? headers['last-event-id'] : undefined;
+    const resumed = lastEventId !== undefined ? resumable.get(lastEventId) : undefined;
+    if (lastEventId !== undefined) resumable.delete(lastEventId);
+    const unresumed = (why: string) => {
+      const failure = new McpTransportFailure('lost', true, `the answer stream broke and could not be resumed (${why})`);
+      if (resumed) options.observer?.onLost(resumed, failure);
+      return failure;
+    };
     // The SDK's transport gives one signal to every request of a session, each of which listens on it until it ends:
     // many calls at once on one install are expected, not a leak (Node warns past 10 listeners).
     if (init.signal) setMaxListeners(0, init.signal);
     const answer = await guardedRequest(url, { method, headers, body, signal: init.signal ?? undefined }, { policy: options.policy, dispatcher: options.dispatcher });
-    if ('refused' in answer) throw new McpTransportFailure('guard', false, `the network guard refuses ${displayUrl(url)}: ${answer.refused}`);
+    if ('refused' in answer) {
+      unresumed('the network guard refuses it');
+      throw new McpTransportFailure('guard', false, `the network guard refuses ${displayUrl(url)}: ${answer.refused}`);
+    }
     if ('failed' in answer) {
       if (init.signal?.aborted) throw answer.error;
-      throw connectFailure(answer.error, url);
+      const failure = connectFailure(answer.error, url);
+      unresumed(failure.message);
+      throw failure;
     }
     const res = answer.response;
+    // A 401 is asked again by the OAuth fetch, with a new token: that GET resumes the stream.
+    if (resumed && res.statusCode === 401) resumable.set(lastEventId!, resumed);
+    else if (resumed && (res.statusCode < 200 || res.statusCode > 299)) unresumed(`the server answered ${res.statusCode}`);
     const contentType = headerValue(res.headers, 'content-type') ?? '';
     const nullBody = method === 'HEAD' || res.statusCode === 202 || res.statusCode === 204 || res.statusCode === 304;
     if (nullBody) {
       await res.body.dump().catch(() => undefined);
       return new Response(null, { status: res.statusCode, headers: responseHeaders(res.headers) });
     }
-    const requestIds = method === 'POST' && body !== undefined ? requestIdsOf(body) : [];
+    const requestIds = method === 'POST' && body !== undefined ? requestIdsOf(body) : (resumed ?? []);
     const stream = cappedStream(res.body, {
       maxBytes: options.maxResponseBytes,
       sse: /^text\/event-stream/i.test(contentType),
       // The session's own stream lives as long as the session: its events are bounded one by one, not in total.
-      perEventOnly: method === 'GET',
+      perEventOnly: method === 'GET' && !resumed,
       requestIds,
       observer: options.observer,
       signal: init.signal ?? undefined,
+      resumableAt: (id) => resumable.set(id, requestIds),
     });
     return new Response(stream, { status: res.statusCode, headers: responseHeaders(res.headers) });
   };
@@ -86,12 +110,22 @@ interface CapOptions {
   requestIds: RequestId[];
   observer?: StreamObserver;
   signal?: AbortSignal;
+  /** The stream ended or broke unanswered after an event with this id: the SDK resumes it from there. */
+  resumableAt(lastEventId: string): void;
 }
 
 function cappedStream(body: Dispatcher.ResponseData['body'], options: CapOptions): ReadableStream<Uint8Array> {
   const chunks = body[Symbol.asyncIterator]();
   const splitter = options.sse ? new SseEventSplitter() : undefined;
   const watch = options.sse && options.observer !== undefined && options.requestIds.length > 0;
+  const seen: Seen = { answered: new Set(), lastEventId: undefined };
+  const unanswered = () => options.requestIds.some((id) => !seen.answered.has(id));
+  /** Whether the SDK will resume this stream (it does once an event had an id, unless the answer came). */
+  const resuming = () => {
+    if (!watch || seen.lastEventId === undefined || !unanswered()) return false;
+    options.resumableAt(seen.lastEventId);
+    return true;
+  };
   let total = 0;
   const fail = (controller: ReadableStreamDefaultController<Uint8Array>, failure: McpTransportFailure) => {
     body.destroy();
@@ -105,9 +139,14 @@ function cappedStream(body: Dispatcher.ResponseData['body'], options: CapOptions
         next = await chunks.next();
       } catch (err) {
         if (options.signal?.aborted) return controller.error(err);
-        return fail(controller, new McpTransportFailure('lost', true, `the connection broke while the server answered: ${(err as Error).message ?? err}`));
+        const failure = new McpTransportFailure('lost', true, `the connection broke while the server answered: ${(err as Error).message ?? err}`);
+        if (resuming()) return controller.error(failure);
+        return fail(controller, failure);
       }
-      if (next.done) return controller.close();
+      if (next.done) {
+        if (watch && unanswered() && !resuming()) options.observer?.onLost(options.requestIds, new McpTransportFailure('lost', true, 'the server ended the answer stream without an answer'));
+        return controller.close();
+      }
       const chunk = next.value;
       total += chunk.length;
       if (!options.perEventOnly && total > options.maxBytes) return fail(controller, tooLarge(options.maxBytes));
@@ -116,7 +155,7 @@ function cappedStream(body: Dispatcher.ResponseData['body'], options: CapOptions
         if (splitter.pendingBytes > options.maxBytes) return fail(controller, tooLarge(options.maxBytes));
         if (watch) {
           for (const event of events) {
-            const failure = observe(event, options.requestIds, options.observer!);
+            const failure = observe(event, options.requestIds, options.observer!, seen);
             if (failure) return fail(controller, failure);
           }
         }
@@ -129,8 +168,19 @@ function cappedStream(body: Dispatcher.ResponseData['body'], options: CapOptions
   });
 }
 
-/** Hands a call's log messages and the server's requests to the observer; a failure when the event is not JSON-RPC. */
-function observe(event: Buffer, requestIds: RequestId[], observer: StreamObserver): McpTransportFailure | undefined {
+/** What a request's stream showed so far: the answers among its requests, and its last event id. */
+interface Seen {
+  answered: Set<RequestId>;
+  lastEventId: string | undefined;
+}
+
+/**
+ * Hands a call's log messages and the server's requests to the observer, and notes answers and event ids in `seen`; a
+ * failure when the event is not JSON-RPC.
+ */
+function observe(event: Buffer, requestIds: RequestId[], observer: StreamObserver, seen: Seen): McpTransportFailure | undefined {
+  const id = eventId(event);
+  if (id) seen.lastEventId = id;
   const data = eventData(event);
   if (data === undefined) return undefined;
   let message: unknown;
@@ -141,11 +191,24 @@ function observe(event: Buffer, requestIds: RequestId[], observer: StreamObserve
   }
   for (const m of Array.isArray(message) ? message : [message]) {
     const msg = m as { id?: unknown; method?: unknown; params?: unknown } | null;
-    if (!msg || typeof msg !== 'object' || typeof msg.method !== 'string') continue;
+    if (!msg || typeof msg !== 'object') continue;
+    if (typeof msg.method !== 'string') {
+      if ((typeof msg.id === 'string' || typeof msg.id === 'number') && requestIds.includes(msg.id)) seen.answered.add(msg.id);
+      continue;
+    }
     if (msg.method === 'notifications/message') observer.onLog(requestIds, msg.params);
     else if (typeof msg.id === 'string' || typeof msg.id === 'number') observer.onServerRequest?.(requestIds, msg.id);
   }
   return undefined;
+}
+
+/** The `id` field of one event (its last `id:` line; none when empty, as EventSource takes it). */
+function eventId(event: Buffer): string | undefined {
+  let id: string | undefined;
+  for (const line of event.toString('utf8').split(/\r\n|\r|\n/)) {
+    if (line === 'id' || line.startsWith('id:')) id = line.slice(3).replace(/^ /, '');
+  }
+  return id || undefined;
 }
 
 const tooLarge = (max: number) => new McpTransportFailure('too_large', true, `the answer is over the ${max}-byte limit (MCP_MAX_RESPONSE_BYTES)`);

@@ -1,17 +1,19 @@
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import type net from 'node:net';
+import { InMemoryTaskStore } from '@modelcontextprotocol/sdk/experimental/tasks/stores/in-memory.js';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult, type Task } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { freePort, readBody } from './net';
 
 /**
  * An MCP server of our own (the official SDK's McpServer and StreamableHTTPServerTransport), in this process on a
  * loopback port, for the unhappy paths a real server rarely shows on demand. Each path is a behaviour:
- * - `/mcp`: a working server whose tools misbehave on demand (TOOLS below); sessions kept until `forgetSessions()`
+ * - `/mcp`: a working server whose tools misbehave on demand (TOOLS below); sessions kept until `forgetSessions()`.
+ *   It runs MCP tasks (2025-11-25, the SDK's in-memory task store): `tasks/get`, `tasks/result`, `tasks/cancel`
  * - `/json`: the tools of `/mcp`, answered as plain JSON (no event streams)
  * - `/many`: a working server (the SDK's low-level Server) listing 500 tools, 50 a page; `echo-auth`: a JSON-RPC error quoting the Authorization header; other tool names: a JSON-RPC error
  * - `/401`, `/403`: that status, with the request's Authorization header echoed in the body (a server may do that)
@@ -37,6 +39,14 @@ export interface HostileStats {
   terminations: Record<string, number>;
   /** Tools whose run heard `notifications/cancelled` (the SDK aborts the handler's signal). */
   cancelled: Record<string, number>;
+  /** `notifications/cancelled` received, per path, whatever request they name. */
+  cancelNotices: Record<string, number>;
+  /** Answer streams of each tool resumed (a GET with the `Last-Event-ID` of its broken stream). */
+  resumes: Record<string, number>;
+  /** `tasks/get` asked of the tasks of each task tool. */
+  taskPolls: Record<string, number>;
+  /** Tasks of each task tool that `tasks/cancel` cancelled. */
+  taskCancels: Record<string, number>;
 }
 
 /** The tools of `/mcp` the tests name. */
@@ -56,6 +66,16 @@ export const TOOLS = {
   garbageEvent: 'garbage-event',
   huge: 'huge',
   mixed: 'mixed',
+  /** Its answer stream breaks after an event with an id; a GET with that `Last-Event-ID` gets the answer. */
+  breaksResumable: 'breaks-resumable',
+  /** As breaks-resumable, but the GET that would resume it is answered 405. */
+  breaksResumeRefused: 'breaks-resume-refused',
+  /** Its answer stream ends (cleanly) without an answer and without an event id. */
+  endsUnanswered: 'ends-unanswered',
+  /** A tool that runs only as an MCP task (`taskSupport: required`) whose task stays `working` for ever. */
+  taskNeverEnds: 'task-never-ends',
+  /** A task tool whose task the server loses: after the first `tasks/get` of it, the session that made it is forgotten. */
+  taskLost: 'task-lost',
 } as const;
 
 const HUGE_BYTES = 50 * 1024 * 1024;
@@ -77,8 +97,13 @@ export async function stopHostileServer(): Promise<void> {
 }
 
 async function start(): Promise<HostileServer & { close(): Promise<void> }> {
-  const stats: HostileStats = { initializations: {}, terminations: {}, calls: {}, cancelled: {} };
+  const stats: HostileStats = { initializations: {}, terminations: {}, calls: {}, cancelled: {}, cancelNotices: {}, resumes: {}, taskPolls: {}, taskCancels: {} };
   const sessions = new Map<string, StreamableHTTPServerTransport>();
+  /** The tool of each task made. */
+  const taskTools = new Map<string, string>();
+  /** The broken answer streams a GET may resume, by their last event id. */
+  const resumable = new Map<string, { tool: string; requestId: unknown }>();
+  let streams = 0;
   const sockets = new Set<net.Socket>();
   const bump = (map: Record<string, number>, key: string) => (map[key] = (map[key] ?? 0) + 1);
 
@@ -116,6 +141,16 @@ async function start(): Promise<HostileServer & { close(): Promise<void> }> {
     const body = req.method === 'POST' ? JSON.parse((await readBody(req)) || 'null') : undefined;
     const raw = body && body.method === 'tools/call' ? rawTool(body, req, res) : false;
     if (raw) return;
+    const lastEventId = req.method === 'GET' ? req.headers['last-event-id'] : undefined;
+    const broken = typeof lastEventId === 'string' ? resumable.get(lastEventId) : undefined;
+    if (broken) {
+      resumable.delete(lastEventId as string);
+      bump(stats.resumes, broken.tool);
+      if (broken.tool === TOOLS.breaksResumeRefused) return void res.writeHead(405).end();
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      const answer = { jsonrpc: '2.0', id: broken.requestId, result: { content: [{ type: 'text', text: 'resumed' }] } };
+      return void res.end(`id: ${lastEventId}-2\nevent: message\ndata: ${JSON.stringify(answer)}\n\n`);
+    }
     const sessionId = req.headers['mcp-session-id'];
     let transport = typeof sessionId === 'string' ? sessions.get(sessionId) : undefined;
     if (!transport) {
@@ -138,8 +173,29 @@ async function start(): Promise<HostileServer & { close(): Promise<void> }> {
       transport = created;
     }
     if (req.method === 'DELETE') bump(stats.terminations, path);
+    if (body?.method === 'notifications/cancelled') bump(stats.cancelNotices, path);
+    const taskTool = body?.method === 'tasks/get' ? taskTools.get(body.params?.taskId) : undefined;
+    if (taskTool) bump(stats.taskPolls, taskTool);
+    if (taskTool === TOOLS.taskLost) {
+      // Answered, then the session (and with it the task) is gone, as after a restart of the server.
+      const lost = transport;
+      res.once('close', () => {
+        if (lost.sessionId) sessions.delete(lost.sessionId);
+        void lost.close().catch(() => undefined);
+      });
+    }
     await transport.handleRequest(req, res, body);
   }
+
+  /** The task store of every session: counts the tasks `tasks/cancel` cancelled (nothing else cancels one here). */
+  class CountingTaskStore extends InMemoryTaskStore {
+    override async updateTaskStatus(taskId: string, status: Task['status'], statusMessage?: string, sessionId?: string): Promise<void> {
+      await super.updateTaskStatus(taskId, status, statusMessage, sessionId);
+      const tool = taskTools.get(taskId);
+      if (status === 'cancelled' && tool) bump(stats.taskCancels, tool);
+    }
+  }
+  const taskStore = new CountingTaskStore();
 
   /** The tools that misbehave below MCP (on the socket): answered here, before the SDK sees the request. */
   function rawTool(body: { id: number; params?: { name?: string } }, req: http.IncomingMessage, res: http.ServerResponse): boolean {
@@ -162,6 +218,21 @@ async function start(): Promise<HostileServer & { close(): Promise<void> }> {
         bump(stats.calls, name);
         req.socket.destroy();
         return true;
+      case TOOLS.breaksResumable:
+      case TOOLS.breaksResumeRefused: {
+        bump(stats.calls, name);
+        const eventId = `stream-${++streams}`;
+        resumable.set(eventId, { tool: name, requestId: body.id });
+        res.writeHead(200, { 'content-type': 'text/event-stream' });
+        res.write(`id: ${eventId}\nretry: 50\ndata: \n\n`);
+        setTimeout(() => req.socket.destroy(), 20);
+        return true;
+      }
+      case TOOLS.endsUnanswered:
+        bump(stats.calls, name);
+        res.writeHead(200, { 'content-type': 'text/event-stream' });
+        res.end(': nothing to say\n\n');
+        return true;
       case TOOLS.garbage:
         bump(stats.calls, name);
         res.writeHead(200, { 'content-type': 'application/json' });
@@ -183,7 +254,7 @@ async function start(): Promise<HostileServer & { close(): Promise<void> }> {
   }
 
   function toolsServer(): McpServer {
-    const mcp = new McpServer({ name: 'hostile', version: '1.0.0' }, { capabilities: { logging: {} } });
+    const mcp = new McpServer({ name: 'hostile', version: '1.0.0' }, { capabilities: { logging: {}, tasks: { cancel: {}, requests: { tools: { call: {} } } } }, taskStore });
     const text = (t: string) => ({ content: [{ type: 'text' as const, text: t }] });
     mcp.registerTool(TOOLS.count, { description: 'Counts its calls', inputSchema: { note: z.string().optional() } }, async () => text(`call ${bump(stats.calls, TOOLS.count)}`));
     mcp.registerTool(TOOLS.progress, { description: 'Reports progress and logs' }, async (extra) => {
@@ -215,6 +286,23 @@ async function start(): Promise<HostileServer & { close(): Promise<void> }> {
     };
     mcp.registerTool(TOOLS.waitForCancel, { description: 'Waits until cancelled' }, untilCancelled(TOOLS.waitForCancel));
     mcp.registerTool(TOOLS.hangs, { description: 'Never answers' }, untilCancelled(TOOLS.hangs));
+    for (const name of [TOOLS.taskNeverEnds, TOOLS.taskLost]) {
+      mcp.experimental.tasks.registerToolTask(
+        name,
+        { description: 'Runs as a task', execution: { taskSupport: 'required' } },
+        {
+          // Made `working`, and left so: nothing here ever ends it.
+          createTask: async (extra) => {
+            bump(stats.calls, name);
+            const task = await extra.taskStore.createTask({ ttl: 600_000, pollInterval: 200 });
+            taskTools.set(task.taskId, name);
+            return { task };
+          },
+          getTask: async (extra) => (await extra.taskStore.getTask(extra.taskId))!,
+          getTaskResult: async (extra) => (await extra.taskStore.getTaskResult(extra.taskId)) as CallToolResult,
+        },
+      );
+    }
     mcp.registerTool(TOOLS.mixed, { description: 'Every kind of content' }, async () => ({
       content: [
         { type: 'text', text: 'plain text' },
@@ -265,6 +353,7 @@ async function start(): Promise<HostileServer & { close(): Promise<void> }> {
     },
     async close() {
       for (const t of sessions.values()) await t.close().catch(() => undefined);
+      taskStore.cleanup();
       sessions.clear();
       for (const s of sockets) s.destroy();
       await new Promise((resolve) => server.close(resolve));

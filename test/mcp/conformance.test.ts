@@ -8,12 +8,32 @@ import { testEnv } from '../helpers/env';
 
 const CONFORMANCE = 'node_modules/@modelcontextprotocol/conformance/dist/index.js';
 
+interface Check {
+  id: string;
+  status: 'SUCCESS' | 'FAILURE' | 'WARNING' | 'INFO' | 'SKIPPED';
+  description: string;
+  errorMessage?: string;
+}
+
 /**
- * The client scenarios of `@modelcontextprotocol/conformance` for OAuth client credentials, run (under Node 24, which
- * the suite needs) against scripts/mcp-conformance-client.ts, which drives our client. Pass: no check FAILURE and no
- * WARNING in the scenario's checks. The suite's servers run on loopback.
+ * Each scenario with the checks that must succeed, and the checks allowed to end in a WARNING: the retry timing of
+ * `sse-retry` warns when the client reconnects more than 200 ms after the server's `retry:` (on a busy machine); it
+ * fails when the client is early or more than twice as late.
  */
-describe('MCP conformance: OAuth client credentials scenarios', function () {
+const SCENARIOS: Array<{ scenario: string; succeeds: string[]; mayWarn?: string[] }> = [
+  { scenario: 'initialize', succeeds: ['mcp-client-initialization'] },
+  { scenario: 'tools_call', succeeds: ['tool-add-numbers'] },
+  { scenario: 'sse-retry', succeeds: ['client-sse-graceful-reconnect', 'client-sse-last-event-id'], mayWarn: ['client-sse-retry-timing'] },
+  { scenario: 'auth/client-credentials-basic', succeeds: ['client-credentials-basic-auth'] },
+  { scenario: 'auth/client-credentials-jwt', succeeds: ['client-credentials-jwt-verified'] },
+];
+
+/**
+ * The client scenarios of `@modelcontextprotocol/conformance` that a client without a person can take, run (under
+ * Node 24, which the suite needs) against scripts/mcp-conformance-client.ts, which drives our client. Pass: no check
+ * FAILURE, and no WARNING but those a scenario allows. The suite's servers run on loopback.
+ */
+describe('MCP conformance: client scenarios', function () {
   this.timeout(120_000);
   let out: string;
   before(function () {
@@ -22,18 +42,22 @@ describe('MCP conformance: OAuth client credentials scenarios', function () {
   });
   after(() => out && fs.rmSync(out, { recursive: true, force: true }));
 
-  for (const scenario of ['auth/client-credentials-basic', 'auth/client-credentials-jwt']) {
+  for (const { scenario, succeeds, mayWarn = [] } of SCENARIOS) {
     it(`passes ${scenario}`, async () => {
       const command = `${testEnv.node24} node_modules/tsx/dist/cli.mjs scripts/mcp-conformance-client.ts`;
       const run = await promisify(execFile)(testEnv.node24!, [CONFORMANCE, 'client', '--command', command, '--scenario', scenario, '-o', out], { maxBuffer: 64 * 1024 * 1024 }).catch(
         (err: { stdout?: string; stderr?: string; code?: number }) => err,
       );
-      const dir = fs.readdirSync(path.join(out, 'auth')).find((d) => d.startsWith(`${scenario.split('/')[1]}-`));
+      // Results go to <out>/<scenario>-<time>/ (`auth/x`: <out>/auth/x-<time>/).
+      const folder = path.join(out, path.dirname(scenario));
+      const dir = fs.readdirSync(folder).find((d) => d.startsWith(`${path.basename(scenario)}-`));
       expect(dir, `${run.stdout}\n${run.stderr}`).to.be.a('string');
-      const checks = JSON.parse(fs.readFileSync(path.join(out, 'auth', dir!, 'checks.json'), 'utf8')) as Array<{ id: string; status: string; description: string }>;
-      const bad = checks.filter((c) => c.status === 'FAILURE' || c.status === 'WARNING').map((c) => `${c.status} ${c.id}: ${c.description}`);
+      const checks = JSON.parse(fs.readFileSync(path.join(folder, dir!, 'checks.json'), 'utf8')) as Check[];
+      const warnings = checks.filter((c) => c.status === 'WARNING' && mayWarn.includes(c.id));
+      if (warnings.length) console.log(`      ${scenario}: ${warnings.map((c) => `WARNING ${c.id}: ${c.errorMessage ?? c.description}`).join('; ')}`);
+      const bad = checks.filter((c) => c.status === 'FAILURE' || (c.status === 'WARNING' && !mayWarn.includes(c.id))).map((c) => `${c.status} ${c.id}: ${c.errorMessage ?? c.description}`);
       expect(bad, run.stdout).to.deep.equal([]);
-      expect(checks.filter((c) => c.status === 'SUCCESS').map((c) => c.id)).to.include(scenario.endsWith('jwt') ? 'client-credentials-jwt-verified' : 'client-credentials-basic-auth');
+      expect(checks.filter((c) => c.status === 'SUCCESS').map((c) => c.id)).to.include.members(succeeds);
       expect(`${run.stdout}${run.stderr}`).to.include('OVERALL: PASSED');
     });
   }
