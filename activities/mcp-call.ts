@@ -33,6 +33,8 @@ export interface McpCallContext {
   signal: AbortSignal;
   heartbeat(): void;
   sending(): void;
+  /** Asks a person what the server asks during the call (`tool`: `<install>__<tool>`); without it the server is declined. */
+  ask?(tool: string, params: Parameters<NonNullable<McpCallOptions['onElicit']>>[0], signal: AbortSignal): ReturnType<NonNullable<McpCallOptions['onElicit']>>;
 }
 
 /** The install as a call needs it: where its server is (opened), and whether it still offers the tool. */
@@ -80,6 +82,7 @@ export function createMcpToolCaller(deps: {
         said.push(LEVEL.info, `progress ${progress}${total !== undefined ? `/${total}` : ''}${message ? `: ${message}` : ''}`);
       },
       onLog: (level, text) => said.push(logLevel(level), text),
+      ...(context.ask ? { onElicit: (params, signal) => context.ask!(`${input.install}__${input.tool}`, params, signal) } : {}),
     };
     for (let attempt = 1; ; attempt++) {
       try {

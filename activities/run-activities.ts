@@ -16,6 +16,7 @@ import { base64Bytes, callOpenAI } from './providers/openai';
 import { createRunContentCache } from './run-content-cache';
 import type { ToolCallInput } from './tool-call';
 import type { McpToolCallInput } from './mcp-call';
+import { createInputAsker } from './mcp-input';
 import type { McpTaskRef, McpTaskState } from '../src/mcp/tasks';
 
 /** One step on a run's MCP task: where its install is, and the task. */
@@ -54,6 +55,8 @@ export function createRunActivities(deps: ActivityDeps, runs: Runs) {
   };
 
   const prepare = createPrepare({ deps, contents, loadVersion, store });
+  // The questions an MCP server asks during a call go to the run's workflow, the one writer of its record.
+  const askInput = createInputAsker(deps.temporal);
 
   /**
    * This process's provider and tool calls in flight, by run: a cancelled run's workflow stops them at once through
@@ -211,7 +214,8 @@ export function createRunActivities(deps: ActivityDeps, runs: Runs) {
         sending = true;
         heartbeat();
       };
-      const { result, said } = await tracked(run, (signal) => deps.callMcpTool({ ...call, arguments: args }, { mayHaveRun, signal, heartbeat, sending: sendingNow }), heartbeat);
+      const ask = (tool: string, params: Parameters<typeof askInput>[2], signal: AbortSignal) => askInput(run, tool, params, signal);
+      const { result, said } = await tracked(run, (signal) => deps.callMcpTool({ ...call, arguments: args }, { mayHaveRun, signal, heartbeat, sending: sendingNow, ask }), heartbeat);
       return { ...(await outcome(run, result)), ...(said.length ? { said } : {}) };
     },
 

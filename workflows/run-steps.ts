@@ -29,6 +29,8 @@ const LOCAL_RUN_CLOSED = 'local-run-closed';
 /** How often a run polls an MCP task, at least and at most (run-steps' mcpTask). */
 const MCP_TASK_POLL_MIN_MS = 1_000;
 const MCP_TASK_POLL_MAX_MS = 60_000;
+/** INPUT_TIMEOUT_S's default, for runs started before the limit was passed to them. */
+const DEFAULT_INPUT_TIMEOUT_MS = 24 * 3600_000;
 
 /** A model's answer, with when it ended the run when the call recorded that end itself. */
 export type Answer = ModelTurn & { finishedAt?: number };
@@ -50,9 +52,13 @@ export interface RunParts {
 export class RunSteps {
   private readonly providerOptions;
 
+  /** Settles when the record writes asked so far have: the next waits for it (undefined while none is in flight). */
+  private writing: Promise<void> | undefined;
+
   constructor(private readonly parts: RunParts) {
     const { limits } = parts.input;
     this.providerOptions = providerCall(limits.providerHeartbeatMs, limits.providerCallMs);
+    parts.controls.serveInputs({ record: (status) => this.record(status), timeLeft: () => parts.clock.left(), timeoutMs: limits.inputTimeoutMs ?? DEFAULT_INPUT_TIMEOUT_MS });
   }
 
   /** Options of a provider call, bounded by the run's time left (throws the time limit when none is left). */
@@ -63,9 +69,23 @@ export class RunSteps {
   /**
    * Writes what the store does not have yet (entries, messages) with the status; sets the status first if given.
    * Throws ClosedElsewhere when the record is closed (nothing written; the view keeps the status it had, since a
-   * closed status here would have readers take the view for the run's end).
+   * closed status here would have readers take the view for the run's end). Writes are made one at a time, in the
+   * order asked: a handler (an MCP server's question, its answer) may record while the main flow awaits a call.
    */
-  async record(status?: RunStatus): Promise<void> {
+  record(status?: RunStatus): Promise<void> {
+    const write = this.writing ? this.writing.then(() => this.write(status)) : this.write(status);
+    const settled = write.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.writing = settled;
+    void settled.then(() => {
+      if (this.writing === settled) this.writing = undefined;
+    });
+    return write;
+  }
+
+  private async write(status?: RunStatus): Promise<void> {
     const { log, run } = this.parts;
     const before = log.status;
     if (status) {
@@ -129,7 +149,7 @@ export class RunSteps {
 
   /** Runs one tool call the model asked for (after a person's decision when its install asks for one). */
   async callTool(prepared: PreparedRun, call: ToolCallAsked): Promise<ToolOutcome> {
-    const { input, run, log, clock } = this.parts;
+    const { input, run, log, clock, controls } = this.parts;
     const route = prepared.tools.find((t) => t.name === call.name);
     if (!route) {
       const text = `unknown tool "${call.name}"`;
@@ -144,13 +164,19 @@ export class RunSteps {
     try {
       if (route.mcp) {
         // On the MCP queue, with slots of its own; whether a call may be made again is the activity's to decide.
-        const options = { ...clock.bounded(mcpCall(input.limits.providerHeartbeatMs)), taskQueue: mcpTaskQueue(workflowInfo().taskQueue) };
+        const options = { ...clock.bounded(mcpCall(input.limits.providerHeartbeatMs, input.limits.inputTimeoutMs ?? DEFAULT_INPUT_TIMEOUT_MS)), taskQueue: mcpTaskQueue(workflowInfo().taskQueue) };
         if (route.task) return await this.mcpTask(options, where);
-        return await proxyActivities<RunActivities>(options).callMcpTool({ ...where, ...(route.idempotent ? { idempotent: true } : {}) });
+        try {
+          return await proxyActivities<RunActivities>(options).callMcpTool({ ...where, ...(route.idempotent ? { idempotent: true } : {}) });
+        } finally {
+          // A question of the call's server still open (its worker lost, or the server stopped waiting) ends with it.
+          if (!CancellationScope.current().consideredCancelled && controls.inputs?.endOpen('the call ended')) await this.record('running');
+        }
       }
       const options = { ...clock.bounded(TOOL_CALL), taskQueue: toolTaskQueue(workflowInfo().taskQueue) };
       return await proxyActivities<RunActivities>(options).callTool(where);
     } catch (err) {
+      if (err instanceof ClosedElsewhere) throw err;
       const failure = clock.past(err);
       if (failure instanceof RunFailed || isCancellation(failure)) throw failure;
       throw new RunFailed(`tool ${call.name} failed: ${readFailure(failure, { name: `tool ${call.name}`, kind: 'tool' }).reason}`);
