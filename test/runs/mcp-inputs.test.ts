@@ -1,11 +1,15 @@
 import crypto from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { expect } from 'chai';
+import { runCli } from '../../src/cli/ptr';
 import { api as apiFor, signedIn, startApi, type Api } from '../helpers/api';
 import { openaiText, openaiToolCall, type RecordedRequest } from '../helpers/fake-provider';
 import { everythingServer } from '../helpers/mcp-everything';
 import { createTask, postSigned, signedUrl, until, waitForRun } from '../helpers/runs';
-import { getStack, type RunningWorker } from '../helpers/stack';
+import { atTeardown, getStack, type RunningWorker } from '../helpers/stack';
 
 const ASK = 'ev__trigger-elicitation-request';
 const ASK_URL = 'ev__trigger-url-elicitation';
@@ -49,7 +53,7 @@ describe('runs: an MCP server asks a person during a tool call', function () {
     const installed = await api.post('/api/profiles/~/default/installations', { name: 'ev', mcp: { url: (await everythingServer()).url } });
     expect(installed.status, installed.text).to.equal(201);
     await createTask(api, 'default', 'ask');
-    return { username, api };
+    return { username, api, sessionId };
   }
 
   /** The model calls `tool` once, then answers with what the tool gave it (once `hold` resolves). */
@@ -188,6 +192,36 @@ describe('runs: an MCP server asks a person during a tool call', function () {
     const done = await waitForRun(api, url);
     expect(done.results.at(-1).lastMessage.content).to.include('User completed the URL elicitation flow');
     expect(msgs(done)).to.include(`input accepted by ${username}: ${ASK_URL}`);
+  });
+
+  it('lists the question in ptr approvals, and ptr run answer answers it', async () => {
+    const { api, sessionId } = await user();
+    scriptOneCall(ASK);
+    const { url, path: runPath } = await trigger(api);
+    const { input } = await question(api, runPath);
+    const run = runPath.split('/').pop()!;
+    const ptr = async (args: string[]) => {
+      const home = fs.mkdtempSync(path.join(os.tmpdir(), 'ptr-home-'));
+      atTeardown(async () => fs.rmSync(home, { recursive: true, force: true }));
+      let stdout = '';
+      let stderr = '';
+      const env = { HOME: home, XDG_CONFIG_HOME: path.join(home, '.config'), MCP_RUN_ORIGIN: server.url, MCP_RUN_SESSION_ID: sessionId };
+      const code = await runCli(args, { env, stdout: { write: (t: string) => (stdout += t) }, stderr: { write: (t: string) => (stderr += t) } });
+      return { code, stdout, stderr };
+    };
+    const listed = await ptr(['approvals']);
+    expect(listed.code, listed.stderr).to.equal(0);
+    expect(listed.stdout).to.include(`asks: "${input.message}"`);
+    expect(listed.stdout).to.include(`ptr run answer ask ${run} ${input.id} --accept '{}'`);
+    const both = await ptr(['run', 'answer', 'ask', run, input.id, '--accept', '{}', '--decline']);
+    expect(both.code).to.equal(2);
+    const bad = await ptr(['run', 'answer', 'ask', run, input.id, '--accept', '{}']);
+    expect(bad.code).to.equal(1);
+    expect(bad.stderr).to.include('content.name: required');
+    const answered = await ptr(['run', 'answer', 'ask', run, input.id, '--accept', '{"name":"Ada"}']);
+    expect(answered.code, answered.stderr).to.equal(0);
+    expect(answered.stdout).to.equal(`accepted: ${input.id}\n`);
+    expect((await waitForRun(api, url)).results.at(-1).lastMessage.content).to.include('Name: Ada');
   });
 
   it('ends the wait when the run is cancelled: the run ends cancelled and lists nothing more', async () => {

@@ -43,7 +43,7 @@ export function approvalCommands(program: Command, ctx: Context) {
       const { body } = await ctx.client().get('/api/approvals/~', { query: { profile: opts.profile, task: opts.task } });
       const pending = (body as ApprovalsView).approvals;
       ctx.print(body, () => {
-        if (pending.length === 0) return 'nothing waits for a decision or an answer';
+        if (pending.length === 0) return 'nothing waits for a decision';
         const rows = pending.map((p) => {
           const { profile, task, run } = runNames(p.run_url);
           const what = p.kind === 'input' ? `asks: ${shortJson(p.message)}${p.url ? ` at ${p.url}` : ''}` : shortJson(p.arguments);
