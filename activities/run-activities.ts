@@ -240,6 +240,16 @@ export function createRunActivities(deps: ActivityDeps, runs: Runs) {
       return outcome(run, await tracked(run, (signal) => deps.mcpTasks.result(step, signal)));
     },
 
+    /**
+     * Remote activity on the MCP queue: a task waiting for input (`input_required`) has its questions asked of a person
+     * (as a call's are), then gives its outcome, or its state when it goes on working.
+     */
+    async answerMcpTask(input: McpTaskStep): Promise<McpTaskState | { outcome: ToolOutcome }> {
+      const { run, ...step } = input;
+      const got = await tracked(run, (signal) => deps.mcpTasks.answer(step, signal, (tool, params, s) => askInput(run, tool, params, s)));
+      return 'content' in got ? { outcome: await outcome(run, got) } : got;
+    },
+
     /** Remote activity on the MCP queue: asks the server to stop the task (a cancelled run, or one out of time). */
     async cancelMcpTask(input: McpTaskStep): Promise<void> {
       const { run: _run, ...step } = input;

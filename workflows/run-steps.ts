@@ -25,6 +25,8 @@ export class ClosedElsewhere extends Error {}
 export const closedElsewhere = (err: unknown) =>
   err instanceof ClosedElsewhere || (isRunClosed(err) && (err instanceof ActivityFailure || patched(LOCAL_RUN_CLOSED)));
 const LOCAL_RUN_CLOSED = 'local-run-closed';
+/** A task waiting for input (`input_required`) has its questions answered through `tasks/result` (docs/mcp.md). */
+const MCP_TASK_INPUT = 'mcp-task-input';
 
 /** How often a run polls an MCP task, at least and at most (run-steps' mcpTask). */
 const MCP_TASK_POLL_MIN_MS = 1_000;
@@ -187,7 +189,8 @@ export class RunSteps {
    * A tool its MCP server runs as a task: started, then followed with a poll on a timer (no activity slot held while
    * it works: the server's `pollInterval`, at least 1 s, and a thirtieth of the time it has taken so far, at most a
    * minute, so a long task costs few history events), its result read once it ends. A run cancelled or out of time
-   * cancels the task. A task asking for input (`input_required`) is cancelled, and the model told why.
+   * cancels the task. A task asking for input (`input_required`) has its questions, which come on the stream of
+   * `tasks/result`, asked of a person as a call's are (docs/mcp.md, "Inputs"), then is followed again or gives its result.
    */
   private async mcpTask(options: ActivityOptions, where: Omit<McpToolCallInput, 'arguments'> & { run: RunRef; arguments: Text }): Promise<ToolOutcome> {
     const { clock } = this.parts;
@@ -200,25 +203,44 @@ export class RunSteps {
     let state: McpTaskState = started.task;
     let ended = false;
     try {
-      while (state.status === 'working') {
-        const wait = Math.min(MCP_TASK_POLL_MAX_MS, Math.max(MCP_TASK_POLL_MIN_MS, state.pollIntervalMs ?? 0, (Date.now() - since) / 30));
-        if (clock.left() <= wait) throw clock.timeLimit();
-        await sleep(wait);
-        const next = await act.followMcpTask(step);
+      for (;;) {
+        while (state.status === 'working') {
+          const wait = Math.min(MCP_TASK_POLL_MAX_MS, Math.max(MCP_TASK_POLL_MIN_MS, state.pollIntervalMs ?? 0, (Date.now() - since) / 30));
+          if (clock.left() <= wait) throw clock.timeLimit();
+          await sleep(wait);
+          const next = await act.followMcpTask(step);
+          if ('outcome' in next) {
+            ended = true;
+            return next.outcome;
+          }
+          state = next;
+        }
+        if (state.status !== 'input_required') break;
+        // Runs started before 2026-11-28 cancelled a task that asked for input.
+        if (!patched(MCP_TASK_INPUT)) {
+          const text = `the tool's task asks for input, which this run cannot give it yet; the task was cancelled${state.statusMessage ? ` (it said: ${state.statusMessage})` : ''}`;
+          return { isError: true, message: { text }, shown: text };
+        }
+        const next = await this.answerTask(act, step);
         if ('outcome' in next) {
-          ended = true;
+          ended = !next.outcome.isError;
           return next.outcome;
         }
         state = next;
-      }
-      if (state.status === 'input_required') {
-        const text = `the tool's task asks for input, which this run cannot give it yet; the task was cancelled${state.statusMessage ? ` (it said: ${state.statusMessage})` : ''}`;
-        return { isError: true, message: { text }, shown: text };
       }
       ended = true;
       return await act.mcpTaskResult(step);
     } finally {
       if (!ended) await CancellationScope.nonCancellable(() => act.cancelMcpTask(step)).catch(() => undefined);
+    }
+  }
+
+  /** A task's questions answered (`answerMcpTask`); a question still open when that ends is closed with it. */
+  private async answerTask(act: ReturnType<typeof proxyActivities<RunActivities>>, step: Parameters<RunActivities['answerMcpTask']>[0]) {
+    try {
+      return await act.answerMcpTask(step);
+    } finally {
+      if (!CancellationScope.current().consideredCancelled && this.parts.controls.inputs?.endOpen('the task\'s questions ended')) await this.record('running');
     }
   }
 

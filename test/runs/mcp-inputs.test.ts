@@ -194,6 +194,24 @@ describe('runs: an MCP server asks a person during a tool call', function () {
     expect(msgs(done)).to.include(`input accepted by ${username}: ${ASK_URL}`);
   });
 
+  it("asks a person the question of a task that waits for input (tasks/result's stream), and the task goes on to its report", async () => {
+    const { api, username } = await user();
+    scriptOneCall('ev__simulate-research-query', { topic: 'python', ambiguous: true });
+    const { url, path } = await trigger(api);
+    const { input } = await question(api, path);
+    expect(input.tool).to.equal('ev__simulate-research-query');
+    expect(input.schema.required).to.deep.equal(['interpretation']);
+    const bad = await api.post(`${path}/inputs/${input.id}`, { action: 'accept', content: { interpretation: 'lizard' } });
+    expect(bad.status, bad.text).to.equal(400);
+    expect(bad.body.error.message).to.match(/^content\.interpretation: /);
+    const answered = await api.post(`${path}/inputs/${input.id}`, { action: 'accept', content: { interpretation: 'snake' } });
+    expect(answered.status, answered.text).to.equal(202);
+    const done = await waitForRun(api, url, 40_000);
+    expect(done.status, JSON.stringify(done.results)).to.equal('ready');
+    expect(done.results.at(-1).lastMessage.content).to.include('Research Report: python (snake)');
+    expect(msgs(done)).to.include(`input accepted by ${username}: ev__simulate-research-query`);
+  });
+
   it('lists the question in ptr approvals, and ptr run answer answers it', async () => {
     const { api, sessionId } = await user();
     scriptOneCall(ASK);
