@@ -38,6 +38,8 @@ export interface McpCallContext {
   sending(): void;
   /** Answers the server's sampling requests with the run's model, when the install allows them; absent: refused. */
   sample?: McpSample;
+  /** Asks a person what the server asks during the call (`tool`: `<install>__<tool>`); without it the server is declined. */
+  ask?(tool: string, params: Parameters<NonNullable<McpCallOptions['onElicit']>>[0], signal: AbortSignal): ReturnType<NonNullable<McpCallOptions['onElicit']>>;
 }
 
 /** The install as a call needs it: where its server is (opened), and whether it still offers the tool. */
@@ -89,6 +91,7 @@ export function createMcpToolCaller(deps: {
       },
       onLog: (level, text) => said.push(logLevel(level), text),
       onSample: samplingAnswerer({ allowed: install.sampling === true, sample: context.sample, signal: context.signal, sampled, note: (level, text) => said.push(level, text) }),
+      ...(context.ask ? { onElicit: (params, signal) => context.ask!(`${input.install}__${input.tool}`, params, signal) } : {}),
     };
     for (let attempt = 1; ; attempt++) {
       try {
@@ -154,7 +157,7 @@ export type McpTaskStarted = { task: McpTaskRef & McpTaskState } | { result: Cal
  * the model its result is lost.
  */
 export function createMcpTaskSteps(deps: {
-  tasks: Pick<McpTasks, 'start' | 'get' | 'result' | 'cancel'>;
+  tasks: Pick<McpTasks, 'start' | 'get' | 'result' | 'answer' | 'cancel'>;
   loadInstall(owner: string, profile: string, install: string): Promise<McpInstallForCall | null>;
 }) {
   const server = async (input: Omit<McpToolCallInput, 'arguments'>) => {
@@ -199,6 +202,23 @@ export function createMcpTaskSteps(deps: {
         if (!(err instanceof McpCallFailed)) throw err;
         if (!err.reachedServer && err.reason !== 'session_expired') throw err;
         return lost(err);
+      }
+    },
+    /**
+     * A task waiting for input: its questions asked of a person (`ask`, as a call's are), then its result, or its state
+     * when it goes on working. A task that asks nothing, or whose server lost it, gives the model an error.
+     */
+    async answer(input: Omit<McpToolCallInput, 'arguments'> & { task: McpTaskRef }, signal: AbortSignal, ask: NonNullable<McpCallContext['ask']>): Promise<CallToolResult | McpTaskState> {
+      const where = await server(input);
+      if ('content' in where) return where;
+      try {
+        const got = await deps.tasks.answer(where, input.task, (params, s) => ask(`${input.install}__${input.tool}`, params, s), signal);
+        return got === 'working' ? { status: 'working' } : got;
+      } catch (err) {
+        signal.throwIfAborted();
+        if (!(err instanceof McpCallFailed)) throw err;
+        if (!err.reachedServer && err.reason !== 'session_expired') throw err;
+        return err.reason === 'timeout' ? errorResult(err.message) : lost(err);
       }
     },
     async cancel(input: Omit<McpToolCallInput, 'arguments'> & { task: McpTaskRef }): Promise<void> {

@@ -18,6 +18,7 @@ import type { ToolCallInput } from './tool-call';
 import type { McpToolCallInput } from './mcp-call';
 import { createRunSampler } from './mcp-sampling';
 import type { ProviderAnswer, ProviderRequest } from './providers/call';
+import { createInputAsker } from './mcp-input';
 import type { McpTaskRef, McpTaskState } from '../src/mcp/tasks';
 
 /** One step on a run's MCP task: where its install is, and the task. */
@@ -57,6 +58,8 @@ export function createRunActivities(deps: ActivityDeps, runs: Runs) {
   };
 
   const prepare = createPrepare({ deps, contents, loadVersion, store });
+  // The questions an MCP server asks during a call go to the run's workflow, the one writer of its record.
+  const askInput = createInputAsker(deps.temporal);
 
   /**
    * This process's provider and tool calls in flight, by run: a cancelled run's workflow stops them at once through
@@ -217,7 +220,8 @@ export function createRunActivities(deps: ActivityDeps, runs: Runs) {
         heartbeat();
       };
       const sample = sampling ? { sample: createRunSampler(askProvider, sampling) } : {};
-      const { result, said, sampled } = await tracked(run, (signal) => deps.callMcpTool({ ...call, arguments: args }, { mayHaveRun, signal, heartbeat, sending: sendingNow, ...sample }), heartbeat);
+      const ask = (tool: string, params: Parameters<typeof askInput>[2], signal: AbortSignal) => askInput(run, tool, params, signal);
+      const { result, said, sampled } = await tracked(run, (signal) => deps.callMcpTool({ ...call, arguments: args }, { mayHaveRun, signal, heartbeat, sending: sendingNow, ask, ...sample }), heartbeat);
       return { ...(await outcome(run, result)), ...(said.length ? { said } : {}), ...(sampled ? { sampled } : {}) };
     },
 
@@ -240,6 +244,16 @@ export function createRunActivities(deps: ActivityDeps, runs: Runs) {
     async mcpTaskResult(input: McpTaskStep): Promise<ToolOutcome> {
       const { run, ...step } = input;
       return outcome(run, await tracked(run, (signal) => deps.mcpTasks.result(step, signal)));
+    },
+
+    /**
+     * Remote activity on the MCP queue: a task waiting for input (`input_required`) has its questions asked of a person
+     * (as a call's are), then gives its outcome, or its state when it goes on working.
+     */
+    async answerMcpTask(input: McpTaskStep): Promise<McpTaskState | { outcome: ToolOutcome }> {
+      const { run, ...step } = input;
+      const got = await tracked(run, (signal) => deps.mcpTasks.answer(step, signal, (tool, params, s) => askInput(run, tool, params, s)));
+      return 'content' in got ? { outcome: await outcome(run, got) } : got;
     },
 
     /** Remote activity on the MCP queue: asks the server to stop the task (a cancelled run, or one out of time). */

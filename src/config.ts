@@ -179,6 +179,11 @@ const schema = z.object({
   MCP_CONNECT_TIMEOUT_MS: positiveInt.default(10_000),
   /** Longest one MCP tool call may go without an answer; each progress notification from the server restarts it. */
   MCP_CALL_TIMEOUT_MS: positiveInt.default(60_000),
+  /**
+   * Longest a question an MCP server asks during a tool call (elicitation) waits for a person's answer; then (or at the
+   * run's time limit, if earlier) it is declined. MCP_CALL_TIMEOUT_MS does not run meanwhile.
+   */
+  INPUT_TIMEOUT_S: positiveInt.default(24 * 3600),
   /** Largest answer body an MCP server may send (a JSON answer, a call's event stream; one event of a session's stream). */
   MCP_MAX_RESPONSE_BYTES: positiveInt.default(4 * 1024 * 1024),
   /**

@@ -21,10 +21,11 @@ export const TOOL_CALL = { startToCloseTimeout: 5 * 60_000, heartbeatTimeout: '3
 /**
  * MCP tool calls bound themselves (MCP_CALL_TIMEOUT_MS, tries of a server not reached) and heartbeat while they wait,
  * as provider calls do (PROVIDER_HEARTBEAT_TIMEOUT_MS); a lost worker's call is attempted again, and that attempt
- * decides whether the tool may run again (activities/mcp-call.ts).
+ * decides whether the tool may run again (activities/mcp-call.ts). A call whose server asks a person something waits
+ * for the answer (up to INPUT_TIMEOUT_S, `inputWaitMs`) on top of its own 15 minutes; the run's time left bounds both.
  */
-export const mcpCall = (heartbeatMs: number) =>
-  ({ startToCloseTimeout: 15 * 60_000, heartbeatTimeout: heartbeatMs, retry: { initialInterval: '1s', maximumAttempts: 3 } }) as const;
+export const mcpCall = (heartbeatMs: number, inputWaitMs = 0) =>
+  ({ startToCloseTimeout: 15 * 60_000 + inputWaitMs, heartbeatTimeout: heartbeatMs, retry: { initialInterval: '1s', maximumAttempts: 3 } }) as const;
 /** One pass of the reconciler: a page of visibility results at a time, heartbeating; a failed pass waits for the next. */
 export const RECONCILE = { startToCloseTimeout: '5m', heartbeatTimeout: '30s', retry: { maximumAttempts: 2 } } as const;
 /** Stopping a cancelled run's calls in flight in this worker: a map lookup, tried once (Temporal's cancel is the fallback). */

@@ -2,11 +2,13 @@ import { ApplicationFailure, CancellationScope, condition, setHandler } from '@t
 import { APPROVAL_FAILURE } from '../src/contract/failures';
 import { approvalUpdate, cancelSignal, runQuery } from '../src/contract/messages';
 import type { ApprovalDecision } from '../src/contract/types';
+import { RunInputs, type InputsRun } from './run-inputs';
 import type { RunLog } from './run-log';
 
 /**
  * What reaches a run from outside while it runs: the `run` query (its live view), a cancel (which cancels `work`,
- * the scope its steps run in, and with it the call in flight), and decisions on the tool calls waiting for approval.
+ * the scope its steps run in, and with it the call in flight), decisions on the tool calls waiting for approval, and
+ * answers to the questions its MCP servers ask (run-inputs.ts).
  */
 export class RunControls {
   /** The run's work runs in this scope: a cancel request cancels it. */
@@ -16,7 +18,10 @@ export class RunControls {
   /** Tool calls that asked for approval, by id: decided once. */
   private readonly approvals = new Map<string, { tool: string; decision?: ApprovalDecision }>();
 
-  constructor(log: RunLog) {
+  /** Questions the run's MCP servers asked during its tool calls, once `serveInputs` was called. */
+  inputs: RunInputs | undefined;
+
+  constructor(private readonly log: RunLog) {
     setHandler(runQuery, (query) => log.snapshot(query?.from));
     setHandler(cancelSignal, ({ by }) => {
       if (this.by !== undefined) return;
@@ -33,10 +38,20 @@ export class RunControls {
           const asked = this.approvals.get(decision.id);
           if (!asked) throw ApplicationFailure.nonRetryable(`this run has no approval "${decision.id}"`, APPROVAL_FAILURE.unknown);
           if (asked.decision) throw ApplicationFailure.nonRetryable(`approval "${decision.id}" was already decided by ${asked.decision.by}`, APPROVAL_FAILURE.decided);
-          if (this.by !== undefined || log.status === 'ready' || log.status === 'error') throw ApplicationFailure.nonRetryable('the run is closing', APPROVAL_FAILURE.closed);
+          if (this.closing) throw ApplicationFailure.nonRetryable('the run is closing', APPROVAL_FAILURE.closed);
         },
       },
     );
+  }
+
+  /** Takes questions from the run's MCP call activities and answers to them from now on (the run's steps record them). */
+  serveInputs(run: InputsRun): void {
+    this.inputs = new RunInputs(this.log, run, () => this.closing);
+  }
+
+  /** The run was cancelled or has ended: nothing more is decided or answered. */
+  private get closing(): boolean {
+    return this.by !== undefined || this.log.status === 'ready' || this.log.status === 'error';
   }
 
   /** Who cancelled the run (undefined while no one has). */

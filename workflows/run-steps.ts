@@ -25,10 +25,14 @@ export class ClosedElsewhere extends Error {}
 export const closedElsewhere = (err: unknown) =>
   err instanceof ClosedElsewhere || (isRunClosed(err) && (err instanceof ActivityFailure || patched(LOCAL_RUN_CLOSED)));
 const LOCAL_RUN_CLOSED = 'local-run-closed';
+/** A task waiting for input (`input_required`) has its questions answered through `tasks/result` (docs/mcp.md). */
+const MCP_TASK_INPUT = 'mcp-task-input';
 
 /** How often a run polls an MCP task, at least and at most (run-steps' mcpTask). */
 const MCP_TASK_POLL_MIN_MS = 1_000;
 const MCP_TASK_POLL_MAX_MS = 60_000;
+/** INPUT_TIMEOUT_S's default, for runs started before the limit was passed to them. */
+const DEFAULT_INPUT_TIMEOUT_MS = 24 * 3600_000;
 
 /** A model's answer, with when it ended the run when the call recorded that end itself. */
 export type Answer = ModelTurn & { finishedAt?: number };
@@ -50,9 +54,13 @@ export interface RunParts {
 export class RunSteps {
   private readonly providerOptions;
 
+  /** Settles when the record writes asked so far have: the next waits for it (undefined while none is in flight). */
+  private writing: Promise<void> | undefined;
+
   constructor(private readonly parts: RunParts) {
     const { limits } = parts.input;
     this.providerOptions = providerCall(limits.providerHeartbeatMs, limits.providerCallMs);
+    parts.controls.serveInputs({ record: (status) => this.record(status), timeLeft: () => parts.clock.left(), timeoutMs: limits.inputTimeoutMs ?? DEFAULT_INPUT_TIMEOUT_MS });
   }
 
   /** Options of a provider call, bounded by the run's time left (throws the time limit when none is left). */
@@ -63,9 +71,23 @@ export class RunSteps {
   /**
    * Writes what the store does not have yet (entries, messages) with the status; sets the status first if given.
    * Throws ClosedElsewhere when the record is closed (nothing written; the view keeps the status it had, since a
-   * closed status here would have readers take the view for the run's end).
+   * closed status here would have readers take the view for the run's end). Writes are made one at a time, in the
+   * order asked: a handler (an MCP server's question, its answer) may record while the main flow awaits a call.
    */
-  async record(status?: RunStatus): Promise<void> {
+  record(status?: RunStatus): Promise<void> {
+    const write = this.writing ? this.writing.then(() => this.write(status)) : this.write(status);
+    const settled = write.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.writing = settled;
+    void settled.then(() => {
+      if (this.writing === settled) this.writing = undefined;
+    });
+    return write;
+  }
+
+  private async write(status?: RunStatus): Promise<void> {
     const { log, run } = this.parts;
     const before = log.status;
     if (status) {
@@ -129,7 +151,7 @@ export class RunSteps {
 
   /** Runs one tool call the model asked for (after a person's decision when its install asks for one). */
   async callTool(prepared: PreparedRun, call: ToolCallAsked): Promise<ToolOutcome> {
-    const { input, run, log, clock } = this.parts;
+    const { input, run, log, clock, controls } = this.parts;
     const route = prepared.tools.find((t) => t.name === call.name);
     if (!route) {
       const text = `unknown tool "${call.name}"`;
@@ -144,15 +166,21 @@ export class RunSteps {
     try {
       if (route.mcp) {
         // On the MCP queue, with slots of its own; whether a call may be made again is the activity's to decide.
-        const options = { ...clock.bounded(mcpCall(input.limits.providerHeartbeatMs)), taskQueue: mcpTaskQueue(workflowInfo().taskQueue) };
+        const options = { ...clock.bounded(mcpCall(input.limits.providerHeartbeatMs, input.limits.inputTimeoutMs ?? DEFAULT_INPUT_TIMEOUT_MS)), taskQueue: mcpTaskQueue(workflowInfo().taskQueue) };
         if (route.task) return await this.mcpTask(options, where);
         // The run's model, for the server's sampling requests when its install allows them (activities/mcp-sampling.ts).
         const sampling = { taskId: input.taskId, taskVersion: input.taskVersion, model: { runner: prepared.runner, model: prepared.model, maxTokens: prepared.maxTokens }, usage: log.usage, maxTotalTokens: input.limits.maxTotalTokens };
-        return await proxyActivities<RunActivities>(options).callMcpTool({ ...where, ...(route.idempotent ? { idempotent: true } : {}), sampling });
+        try {
+          return await proxyActivities<RunActivities>(options).callMcpTool({ ...where, ...(route.idempotent ? { idempotent: true } : {}), sampling });
+        } finally {
+          // A question of the call's server still open (its worker lost, or the server stopped waiting) ends with it.
+          if (!CancellationScope.current().consideredCancelled && controls.inputs?.endOpen('the call ended')) await this.record('running');
+        }
       }
       const options = { ...clock.bounded(TOOL_CALL), taskQueue: toolTaskQueue(workflowInfo().taskQueue) };
       return await proxyActivities<RunActivities>(options).callTool(where);
     } catch (err) {
+      if (err instanceof ClosedElsewhere) throw err;
       const failure = clock.past(err);
       if (failure instanceof RunFailed || isCancellation(failure)) throw failure;
       throw new RunFailed(`tool ${call.name} failed: ${readFailure(failure, { name: `tool ${call.name}`, kind: 'tool' }).reason}`);
@@ -163,7 +191,8 @@ export class RunSteps {
    * A tool its MCP server runs as a task: started, then followed with a poll on a timer (no activity slot held while
    * it works: the server's `pollInterval`, at least 1 s, and a thirtieth of the time it has taken so far, at most a
    * minute, so a long task costs few history events), its result read once it ends. A run cancelled or out of time
-   * cancels the task. A task asking for input (`input_required`) is cancelled, and the model told why.
+   * cancels the task. A task asking for input (`input_required`) has its questions, which come on the stream of
+   * `tasks/result`, asked of a person as a call's are (docs/mcp.md, "Inputs"), then is followed again or gives its result.
    */
   private async mcpTask(options: ActivityOptions, where: Omit<McpToolCallInput, 'arguments'> & { run: RunRef; arguments: Text }): Promise<ToolOutcome> {
     const { clock } = this.parts;
@@ -176,25 +205,44 @@ export class RunSteps {
     let state: McpTaskState = started.task;
     let ended = false;
     try {
-      while (state.status === 'working') {
-        const wait = Math.min(MCP_TASK_POLL_MAX_MS, Math.max(MCP_TASK_POLL_MIN_MS, state.pollIntervalMs ?? 0, (Date.now() - since) / 30));
-        if (clock.left() <= wait) throw clock.timeLimit();
-        await sleep(wait);
-        const next = await act.followMcpTask(step);
+      for (;;) {
+        while (state.status === 'working') {
+          const wait = Math.min(MCP_TASK_POLL_MAX_MS, Math.max(MCP_TASK_POLL_MIN_MS, state.pollIntervalMs ?? 0, (Date.now() - since) / 30));
+          if (clock.left() <= wait) throw clock.timeLimit();
+          await sleep(wait);
+          const next = await act.followMcpTask(step);
+          if ('outcome' in next) {
+            ended = true;
+            return next.outcome;
+          }
+          state = next;
+        }
+        if (state.status !== 'input_required') break;
+        // Runs started before 2026-11-28 cancelled a task that asked for input.
+        if (!patched(MCP_TASK_INPUT)) {
+          const text = `the tool's task asks for input, which this run cannot give it yet; the task was cancelled${state.statusMessage ? ` (it said: ${state.statusMessage})` : ''}`;
+          return { isError: true, message: { text }, shown: text };
+        }
+        const next = await this.answerTask(act, step);
         if ('outcome' in next) {
-          ended = true;
+          ended = !next.outcome.isError;
           return next.outcome;
         }
         state = next;
-      }
-      if (state.status === 'input_required') {
-        const text = `the tool's task asks for input, which this run cannot give it yet; the task was cancelled${state.statusMessage ? ` (it said: ${state.statusMessage})` : ''}`;
-        return { isError: true, message: { text }, shown: text };
       }
       ended = true;
       return await act.mcpTaskResult(step);
     } finally {
       if (!ended) await CancellationScope.nonCancellable(() => act.cancelMcpTask(step)).catch(() => undefined);
+    }
+  }
+
+  /** A task's questions answered (`answerMcpTask`); a question still open when that ends is closed with it. */
+  private async answerTask(act: ReturnType<typeof proxyActivities<RunActivities>>, step: Parameters<RunActivities['answerMcpTask']>[0]) {
+    try {
+      return await act.answerMcpTask(step);
+    } finally {
+      if (!CancellationScope.current().consideredCancelled && this.parts.controls.inputs?.endOpen('the task\'s questions ended')) await this.record('running');
     }
   }
 

@@ -98,7 +98,7 @@ export function readFailure(err: unknown, step: { name: string; kind: 'provider'
 
 /**
  * Failures that are not a run's: each workflow's own, with what it means. They never reach a run's reason.
- * - the approval update's validator (workflows/run-task.ts), which the API maps to its answer;
+ * - the approval and input updates' validators (workflows/run-controls.ts), which the API maps to its answer;
  * - a webhook delivery's attempt (activities/webhook-delivery.ts);
  * - a schedule's action (activities/scheduled-run.ts): benign, its retry policy waits.
  */
@@ -109,6 +109,16 @@ export const APPROVAL_FAILURE = {
   decided: 'ApprovalDecided',
   /** The run is closing (cancelled, ended): 409 `run_closed`. */
   closed: 'RunClosing',
+} as const;
+
+/** The input updates' validators (workflows/run-controls.ts), which the API maps to its answer. */
+export const INPUT_FAILURE = {
+  /** The run never asked this: 404. */
+  unknown: 'UnknownInput',
+  /** Answered before: 409 `input_answered`. */
+  answered: 'InputAnswered',
+  /** The run is closing (cancelled, ended): 409 `run_closed`. */
+  closed: APPROVAL_FAILURE.closed,
 } as const;
 
 export const WEBHOOK_FAILURE = {

@@ -4,7 +4,7 @@
  */
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
-import type { ApprovalDecision, CancelRequest, RunInput, RunOutcome, RunQueryInput, RunSnapshot } from './types';
+import type { ApprovalDecision, AskedInput, CancelRequest, InputAnswer, InputState, RunInput, RunOutcome, RunQueryInput, RunSnapshot } from './types';
 
 /** Every workflow type the workers run, by the name Temporal knows it by (the function's name in workflows/). */
 export const WORKFLOW = {
@@ -27,6 +27,21 @@ export const cancelSignal = defineSignal<[CancelRequest]>('cancel');
  * the run never asked about or one already decided: the failure's type is in APPROVAL_FAILURE (failures.ts).
  */
 export const approvalUpdate = defineUpdate<void, [ApprovalDecision]>('approval');
+
+/**
+ * The run's MCP call activity: its server asks a person something (docs/mcp.md, "Inputs"). The run records the
+ * question (status `pending`) before the update completes. Rejected (type in INPUT_FAILURE) when the run is closing.
+ */
+export const inputAskUpdate = defineUpdate<void, [AskedInput]>('inputAsk');
+
+/**
+ * `POST <run path>/inputs/:id` (and the call activity, when its call ended first): answers a question the run asked.
+ * Rejected (nothing changes) for an id the run never asked or one already answered: the type is in INPUT_FAILURE.
+ */
+export const inputUpdate = defineUpdate<void, [InputAnswer]>('input');
+
+/** A question the run asked and its answer once given (null for an id it never asked): the activity polls it. */
+export const inputStateQuery = defineQuery<InputState | null, [string]>('inputState');
 
 /** One run of a task (workflows/run-task.ts). */
 export type RunTaskWorkflow = (input: RunInput) => Promise<RunOutcome>;

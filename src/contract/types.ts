@@ -62,6 +62,8 @@ export interface RunLimits {
   continueAsNewEvents: number;
   /** Input plus output tokens the run may use over all its model calls; null: no budget. */
   maxTotalTokens?: number | null;
+  /** INPUT_TIMEOUT_S: how long a question of an MCP server waits for a person's answer (absent in runs started before it: 24 h). */
+  inputTimeoutMs?: number;
 }
 
 /** What a run used, as the providers report it: the run object's `usage`. */
@@ -125,7 +127,23 @@ export interface ApprovalEntry<A = Record<string, unknown>> {
   msg: string;
   approval: { id: string; tool: string; arguments: A };
 }
-export type ResultEntry<C = string> = LogEntry | ExchangeEntry<C> | LastEntry<C> | ApprovalEntry<[C] extends [string] ? Record<string, unknown> : Text>;
+/**
+ * A question an MCP server asks a person during a tool call (`elicitation/create`, docs/mcp.md "Inputs"): `schema`
+ * (form mode) says what an answer's `content` must be; in URL mode the person is sent to `url` and answers without
+ * content. `tool`: the name the model called (`<install>__<tool>`).
+ */
+export interface AskedInput {
+  id: string;
+  tool: string;
+  message: string;
+  schema?: Record<string, unknown>;
+  url?: string;
+}
+export interface InputEntry {
+  msg: string;
+  input: AskedInput;
+}
+export type ResultEntry<C = string> = LogEntry | ExchangeEntry<C> | LastEntry<C> | ApprovalEntry<[C] extends [string] ? Record<string, unknown> : Text> | InputEntry;
 /** An entry as the workflow, its history and the store hold it. */
 export type HeldEntry = ResultEntry<Text>;
 
@@ -322,6 +340,28 @@ export interface ApprovalDecision {
   approve: boolean;
   reason?: string;
   by: string;
+}
+
+/** How a person (or the run, for them) answered an MCP server's question: the server gets `action` and `content`. */
+export type InputAction = 'accept' | 'decline' | 'cancel';
+
+/**
+ * `POST <run path>/inputs/:id`: the answer to a question the run asked (`content` only with `accept`, fitting the
+ * question's schema: the API checks it). `by`: who answered (a user, or the run itself: see `reason`).
+ */
+export interface InputAnswer {
+  id: string;
+  action: InputAction;
+  content?: Record<string, unknown>;
+  by: string;
+  /** Why the run answered for the person (the call ended, no answer in time): its entry says so. */
+  reason?: string;
+}
+
+/** A question the run asked, as the `inputState` query gives it: the answer once there is one. */
+export interface InputState {
+  asked: AskedInput;
+  answer?: Pick<InputAnswer, 'action' | 'content'>;
 }
 
 /** Details of a provider failure the workflow may retry (ApplicationFailure details[0]). */

@@ -56,9 +56,11 @@ export const TOKEN_ROUTES: ReadonlyMap<string, TokenRoute> = new Map([
   [`DELETE ${A_RUNS}/:run`, route('runs:control')],
   [`POST ${A_RUNS}/:run/cancel`, route('runs:control')],
   [`POST ${A_RUNS}/:run/approvals/:approval`, route('runs:control')],
+  [`POST ${A_RUNS}/:run/inputs/:input`, route('runs:control')],
   [`DELETE ${B_RUNS}/:run`, route('runs:control')],
   [`POST ${B_RUNS}/:run/cancel`, route('runs:control')],
   [`POST ${B_RUNS}/:run/approvals/:approval`, route('runs:control')],
+  [`POST ${B_RUNS}/:run/inputs/:input`, route('runs:control')],
 ]);
 
 /** The route of TOKEN_ROUTES an OpenAPI operation (`/api/tasks/{user}`) describes, if any. */

@@ -4,6 +4,7 @@ import { LRUCache } from 'lru-cache';
 import type { CallToolResult } from '../contract/types';
 import { classify, McpCallFailed, McpTransportFailure, redactor, type McpFailureReason } from './errors';
 import { oauthOf, oauthSecrets } from './oauth';
+import { IdleTimer, MAX_TIMER_MS } from './idle-timer';
 import { displayUrl } from './policy';
 import { toCallToolResult } from './results';
 import { McpSession, type CallWatcher, type McpClientOptions, type McpServerRef } from './session';
@@ -21,7 +22,10 @@ export interface McpToolCall {
 export interface McpCallOptions {
   /** Aborting it ends the call; the server is sent `notifications/cancelled`. */
   signal?: AbortSignal;
-  /** How long the call may go without a word from the server (each progress notification restarts it); MCP_CALL_TIMEOUT_MS by default. */
+  /**
+   * How long the call may go without a word from the server (each progress notification restarts it; it does not run
+   * while `onElicit` waits for a person or `onSample` for a model); MCP_CALL_TIMEOUT_MS by default.
+   */
   timeoutMs?: number;
   onProgress?(progress: number, total: number | undefined, message: string | undefined): void;
   /** The server's log messages (`notifications/message`) sent on this call's answer stream, text bounded. */
@@ -164,27 +168,49 @@ export function createMcpSessionPool(options: McpClientOptions & { maxSessions?:
     callOptions.signal?.addEventListener('abort', onAbort, { once: true });
     // A fresh object: the session knows the request by it (see McpSession.watch).
     const args = { ...(call.arguments ?? {}) };
+    const timeoutMs = callOptions.timeoutMs ?? options.callTimeoutMs;
+    // Ours rather than the SDK's time-out: it must pause while a person answers the server's question.
+    const idle = new IdleTimer(timeoutMs, () => end(new McpCallFailed('timeout', true, `no answer within ${timeoutMs} ms (MCP_CALL_TIMEOUT_MS)`)));
+    // Ends a question's wait when the call ends, whatever ended it (the server may not withdraw its request).
+    const callEnded = new AbortController();
+    /** A handler of the server's requests, during which the server waits for us: its silence is not counted. */
+    const whileServerWaits = <P, R>(handler: ((params: P, signal: AbortSignal) => Promise<R>) | undefined) =>
+      handler &&
+      (async (params: P, signal: AbortSignal): Promise<R> => {
+        const resume = idle.pause();
+        const asking = following([signal, callEnded.signal]);
+        try {
+          return await handler(params, asking.signal);
+        } finally {
+          asking.release();
+          resume();
+        }
+      });
+    const onElicit = whileServerWaits(callOptions.onElicit);
+    const onSample = whileServerWaits(callOptions.onSample);
     const stopWatching = session.watch(args, {
       onLog: (params) => deliverLog(params, callOptions.onLog),
       onLost: end,
-      ...(callOptions.onElicit ? { onElicit: callOptions.onElicit } : {}),
-      ...(callOptions.onSample ? { onSample: callOptions.onSample } : {}),
+      ...(onElicit ? { onElicit } : {}),
+      ...(onSample ? { onSample } : {}),
     });
-    const timeoutMs = callOptions.timeoutMs ?? options.callTimeoutMs;
     try {
       const result = await session.client.request({ method: 'tools/call', params: { name: call.name, arguments: args } }, CallToolResultSchema, {
         signal: controller.signal,
-        timeout: timeoutMs,
-        resetTimeoutOnProgress: true,
-        onprogress: (p) => callOptions.onProgress?.(p.progress, p.total, p.message),
+        timeout: MAX_TIMER_MS,
+        onprogress: (p) => {
+          idle.restart();
+          callOptions.onProgress?.(p.progress, p.total, p.message);
+        },
       });
       return toCallToolResult(result, { maxChars: options.maxResponseBytes });
     } catch (err) {
       if (failure instanceof McpCallFailed) throw failure;
       const c = classify(failure ?? err, { inSession: true });
-      const message = c.reason === 'timeout' && !failure ? `no answer within ${timeoutMs} ms (MCP_CALL_TIMEOUT_MS)` : c.message;
-      throw new McpCallFailed(c.reason, c.reachedServer, message);
+      throw new McpCallFailed(c.reason, c.reachedServer, c.message);
     } finally {
+      callEnded.abort();
+      idle.stop();
       stopWatching();
       callOptions.signal?.removeEventListener('abort', onAbort);
     }
@@ -223,6 +249,18 @@ function untilAborted(opening: Promise<McpSession>, signal: AbortSignal | undefi
     signal.addEventListener('abort', onAbort, { once: true });
     opening.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
   });
+}
+
+/**
+ * A signal that aborts with any of `sources`; `release` detaches it. A plain controller, not AbortSignal.any (see
+ * activities/linked-abort.ts): collected with the call.
+ */
+function following(sources: AbortSignal[]): { signal: AbortSignal; release(): void } {
+  const controller = new AbortController();
+  const stop = () => controller.abort();
+  for (const source of sources) source.addEventListener('abort', stop, { once: true });
+  if (sources.some((s) => s.aborted)) stop();
+  return { signal: controller.signal, release: () => sources.forEach((s) => s.removeEventListener('abort', stop)) };
 }
 
 /** The same install, URL, headers and OAuth client: the same session. Header values and client secrets enter only this hash. */

@@ -187,16 +187,18 @@ export class McpSession {
   }
 }
 
-/** The SDK's transport, telling the session which request id carries which `arguments` object as it sends. */
+/**
+ * The SDK's transport, telling the session which request id carries which watched object as it sends: a `tools/call`'s
+ * `arguments`, a `tasks/result`'s `params` (whose stream carries the questions of a task that waits for input).
+ */
 class WatchingTransport extends StreamableHTTPClientTransport {
   onRequest?: (id: string | number, args: object | undefined) => void;
 
   override async send(message: JSONRPCMessage | JSONRPCMessage[], options?: TransportSendOptions): Promise<void> {
     for (const m of Array.isArray(message) ? message : [message]) {
-      if ('method' in m && 'id' in m && m.method === 'tools/call') {
-        const args = (m.params as { arguments?: unknown } | undefined)?.arguments;
-        this.onRequest?.(m.id, args && typeof args === 'object' ? args : undefined);
-      }
+      if (!('method' in m) || !('id' in m)) continue;
+      const watched = m.method === 'tools/call' ? (m.params as { arguments?: unknown } | undefined)?.arguments : m.method === 'tasks/result' ? m.params : undefined;
+      if (m.method === 'tools/call' || m.method === 'tasks/result') this.onRequest?.(m.id, watched && typeof watched === 'object' ? watched : undefined);
     }
     return super.send(message, options);
   }

@@ -2,7 +2,8 @@ import { CallToolResultSchema, CancelTaskResultSchema, CreateTaskResultSchema, G
 import type { CallToolResult } from '../contract/types';
 import { classify, McpCallFailed, redactor } from './errors';
 import { toCallToolResult } from './results';
-import { McpSession, type McpClientOptions, type McpServerRef } from './session';
+import { IdleTimer, MAX_TIMER_MS } from './idle-timer';
+import { McpSession, type CallWatcher, type McpClientOptions, type McpServerRef } from './session';
 
 /**
  * MCP tasks (revision 2025-11-25): a tool the server runs as a task is started with `tools/call` carrying `task`, then
@@ -70,6 +71,52 @@ export function createMcpTasks(options: McpClientOptions) {
         return toCallToolResult(result, { maxChars: options.maxResponseBytes });
       });
     },
+    /**
+     * Answers the questions of a task that waits for input (`input_required`): they come on the stream of
+     * `tasks/result`, and `onElicit` answers each (MCP_CALL_TIMEOUT_MS does not run meanwhile). The task's result when
+     * it ends within MCP_CALL_TIMEOUT_MS of the last word; `working` when it goes on after its questions were answered
+     * (the caller follows it again). Throws McpCallFailed `timeout` when no question came.
+     */
+    async answer(server: McpServerRef, task: McpTaskRef, onElicit: NonNullable<CallWatcher['onElicit']>, signal?: AbortSignal): Promise<CallToolResult | 'working'> {
+      return inSession(server, task.sessionId, signal, async (session) => {
+        // A fresh object: the session knows the request by it (see McpSession.watch).
+        const params = { taskId: task.taskId };
+        const request = new AbortController();
+        const ended = new AbortController();
+        let answered = 0;
+        const idle = new IdleTimer(options.callTimeoutMs, () => request.abort(answered > 0 ? WORKING : new McpCallFailed('timeout', true, `the task waits for input but asked nothing within ${options.callTimeoutMs} ms (MCP_CALL_TIMEOUT_MS)`)));
+        const stopFollowing = follow(signal, () => request.abort(signal?.reason));
+        const stopWatching = session.watch(params, {
+          onLost: (failure) => request.abort(failure),
+          onElicit: async (question, questionSignal) => {
+            const resume = idle.pause();
+            const asking = new AbortController();
+            const stopAsking = [follow(questionSignal, () => asking.abort()), follow(ended.signal, () => asking.abort())];
+            try {
+              const answer = await onElicit(question, asking.signal);
+              answered++;
+              return answer;
+            } finally {
+              stopAsking.forEach((stop) => stop());
+              resume();
+            }
+          },
+        });
+        try {
+          const result = await session.client.request({ method: 'tasks/result', params }, CallToolResultSchema, { timeout: MAX_TIMER_MS, signal: request.signal });
+          return toCallToolResult(result, { maxChars: options.maxResponseBytes });
+        } catch (err) {
+          if (request.signal.reason === WORKING) return 'working';
+          // What ended it early (the idle timer, a lost stream, the caller), not the SDK's wrapped copy of it.
+          throw request.signal.aborted ? (request.signal.reason ?? err) : err;
+        } finally {
+          ended.abort();
+          idle.stop();
+          stopWatching();
+          stopFollowing();
+        }
+      });
+    },
     /** Asks the server to stop the task (`tasks/cancel`); a task that already ended answers an error, which is ignored. */
     async cancel(server: McpServerRef, task: McpTaskRef): Promise<void> {
       await inSession(server, task.sessionId, undefined, (session) => session.client.request({ method: 'tasks/cancel', params: { taskId: task.taskId } }, CancelTaskResultSchema, requestOptions())).catch(() => undefined);
@@ -78,6 +125,20 @@ export function createMcpTasks(options: McpClientOptions) {
 }
 
 export type McpTasks = ReturnType<typeof createMcpTasks>;
+
+/** Why a `tasks/result` was ended after its questions were answered: the task goes on. */
+const WORKING = Symbol('working');
+
+/** Calls `stop` when `signal` aborts (at once if it has); the returned function detaches it. */
+function follow(signal: AbortSignal | undefined, stop: () => void): () => void {
+  if (!signal) return () => undefined;
+  if (signal.aborted) {
+    stop();
+    return () => undefined;
+  }
+  signal.addEventListener('abort', stop, { once: true });
+  return () => signal.removeEventListener('abort', stop);
+}
 
 function state(task: { status: string; statusMessage?: string; pollInterval?: number }): McpTaskState {
   return {

@@ -130,6 +130,7 @@ export async function startFromRecord(deps: StartDeps, record: RunRecord, task: 
       // The SDK gives up after PROVIDER_TIMEOUT_MS; the activity's own bound only catches a call that never returns.
       providerCallMs: config.PROVIDER_TIMEOUT_MS + 30_000,
       continueAsNewEvents: config.RUN_CONTINUE_AS_NEW_EVENTS,
+      inputTimeoutMs: config.INPUT_TIMEOUT_S * 1000,
     },
     runner: record.runner,
   };

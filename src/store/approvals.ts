@@ -1,17 +1,15 @@
-import type { ApprovalEntry, HeldEntry, RunIdentity } from '../contract/types';
+import type { ApprovalEntry, AskedInput, HeldEntry, RunIdentity } from '../contract/types';
 import type { Models } from './models';
 import { loadText, resolveEntry, StoredContentMissing } from './run-content';
 import { entryCount, readEntries, recordIdentity, type RunRecord } from './runs';
 
-/** A tool call a person must decide, of one of the owner's runs. */
-export interface PendingApproval {
-  run: RunIdentity;
-  id: string;
-  tool: string;
-  arguments: Record<string, unknown>;
-  /** When the run last changed: the workflow records the ask and nothing else until it is decided. */
-  asked_at: Date;
-}
+/**
+ * What a person must answer for one of the owner's runs to go on: a tool call to decide (`approval`), or a question
+ * of an MCP server (`input`, docs/mcp.md "Inputs").
+ */
+export type PendingApproval =
+  | { kind: 'approval'; run: RunIdentity; id: string; tool: string; arguments: Record<string, unknown>; asked_at: Date }
+  | ({ kind: 'input'; run: RunIdentity; asked_at: Date } & AskedInput);
 
 /**
  * At most this many pending runs are looked at per call, oldest change first: a user past it has a backlog no one
@@ -22,9 +20,9 @@ export const PENDING_RUNS_SCANNED = 1000;
 type Scanned = Pick<RunRecord, '_id' | 'owner' | 'profile' | 'task' | 'name' | 'results' | 'entry_count' | 'modified_at'>;
 
 /**
- * The owner's tool calls waiting for a decision, oldest first, optionally of one profile and task. A run waits when
- * its record is `pending` and its last entry asks for an approval (workflows/run-task.ts records both together, and
- * one call at a time). This scans the owner's pending runs (no index serves `status`; FerretDB scans for any filter
+ * What waits for the owner, oldest first, optionally of one profile and task. A run waits when its record is `pending`
+ * and its last entry asks for an approval or an input (the workflow records both together, and one at a time; an
+ * answer's entry follows the question's). This scans the owner's pending runs (no index serves `status`; FerretDB scans for any filter
  * but `_id` anyway), PENDING_RUNS_SCANNED at most. A run whose last entry is no longer stored (deleted meanwhile) is
  * left out.
  */
@@ -46,9 +44,10 @@ async function lastApproval(models: Models, run: Scanned): Promise<PendingApprov
   if (count === 0) return undefined;
   try {
     const [last] = await readEntries(models, run, count - 1, count);
+    if (last && 'input' in last) return { kind: 'input', run: recordIdentity(run), ...last.input, asked_at: run.modified_at };
     if (!last || !('approval' in last)) return undefined;
     const entry = (await resolveEntry(last as HeldEntry, (text) => loadText(models, text))) as ApprovalEntry;
-    return { run: recordIdentity(run), id: entry.approval.id, tool: entry.approval.tool, arguments: entry.approval.arguments, asked_at: run.modified_at };
+    return { kind: 'approval', run: recordIdentity(run), id: entry.approval.id, tool: entry.approval.tool, arguments: entry.approval.arguments, asked_at: run.modified_at };
   } catch (err) {
     if (err instanceof StoredContentMissing) return undefined;
     throw err;

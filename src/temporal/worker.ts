@@ -83,7 +83,7 @@ export async function createWorker(deps: Omit<ActivityDeps, 'callTool' | 'callMc
     await ensureReconcileSchedule(temporal, config);
     await ensureRetentionSchedule(temporal, config);
     const activities = createActivities({ ...deps, callTool, callMcpTool, mcpTasks, templates, temporal, providerFetch: provider.fetch });
-    const { callTool: toolActivity, callMcpTool: mcpActivity, startMcpTask, followMcpTask, mcpTaskResult, cancelMcpTask, ...rest } = activities;
+    const { callTool: toolActivity, callMcpTool: mcpActivity, startMcpTask, followMcpTask, mcpTaskResult, answerMcpTask, cancelMcpTask, ...rest } = activities;
     const metrics = createRegistry();
     const interceptors = { activity: [activityMetrics(metrics)] };
     const main = await Worker.create({
@@ -108,7 +108,7 @@ export async function createWorker(deps: Omit<ActivityDeps, 'callTool' | 'callMc
       connection,
       namespace: config.TEMPORAL_NAMESPACE,
       taskQueue: mcpTaskQueue(config.TEMPORAL_TASK_QUEUE),
-      activities: { callMcpTool: mcpActivity, startMcpTask, followMcpTask, mcpTaskResult, cancelMcpTask },
+      activities: { callMcpTool: mcpActivity, startMcpTask, followMcpTask, mcpTaskResult, answerMcpTask, cancelMcpTask },
       maxConcurrentActivityTaskExecutions: config.WORKER_MAX_MCP_CALLS,
       interceptors,
     });

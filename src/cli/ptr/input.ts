@@ -31,6 +31,18 @@ export function readObjectFile(file: string): Record<string, unknown> {
   return value as Record<string, unknown>;
 }
 
+/** A JSON object given on the command line (`option` names it). Throws UsageError when it is not one. */
+export function parseObject(option: string, text: string): Record<string, unknown> {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (err) {
+    throw new UsageError(`${option}: not JSON (${(err as Error).message})`);
+  }
+  if (!value || typeof value !== 'object' || Array.isArray(value)) throw new UsageError(`${option}: expected a JSON object`);
+  return value as Record<string, unknown>;
+}
+
 /** `key=value` pairs as an object (a later key wins). Throws UsageError naming `option` for a pair without `=`. */
 export function parsePairs(pairs: string[] | undefined, option: string): Record<string, string> {
   const out: Record<string, string> = {};

@@ -21,7 +21,8 @@ export interface RunWhere {
 
 /**
  * One result entry as lines (docs/runs.md, "The run object"): a log line (its level when warn or worse), a message
- * with its role and content, the last entry's answer or error, an approval waiting for a decision.
+ * with its role and content, the last entry's answer or error, an approval waiting for a decision, an MCP server's
+ * question waiting for an answer.
  */
 export function entryLines(id: number, entry: any, where?: RunWhere): string[] {
   const head = `${String(id).padStart(3)} ${entry.level >= 50 ? 'error: ' : entry.level >= 40 ? 'warn: ' : ''}${entry.msg ?? ''}`;
@@ -34,6 +35,12 @@ export function entryLines(id: number, entry: any, where?: RunWhere): string[] {
     const profile = where && where.profile !== 'default' ? ` -p ${where.profile}` : '';
     const command = `ptr run approve ${where?.task ?? '<task>'} ${where?.run ?? '<run>'} ${entry.approval.id}${profile}`;
     lines.push(`    decide: ${command}   (or: ${command} --deny --reason TEXT)`);
+  }
+  if (entry.input) {
+    lines.push(`    ${entry.input.tool} asks: ${indent(String(entry.input.message))}${entry.input.url ? `\n    at: ${entry.input.url}` : ''}`);
+    const profile = where && where.profile !== 'default' ? ` -p ${where.profile}` : '';
+    const command = `ptr run answer ${where?.task ?? '<task>'} ${where?.run ?? '<run>'} ${entry.input.id}${profile}`;
+    lines.push(`    answer: ${command} --accept '<json>'   (or: --decline, --cancel)`);
   }
   return lines;
 }

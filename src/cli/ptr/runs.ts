@@ -2,9 +2,9 @@ import type { Command } from 'commander';
 import type { RunView } from '../../http/presenters/run';
 import { seg } from './client';
 import { table, when, type Context } from './context';
-import { Failure } from './errors';
+import { Failure, UsageError } from './errors';
 import { followRun } from './follow';
-import { collect, parsePairs, readObjectFile } from './input';
+import { collect, parseObject, parsePairs, readObjectFile } from './input';
 import { createRunView, entryLines } from './run-view';
 
 const PROFILE_OPTION = ['-p, --profile <name>', 'the profile (default: "default")', 'default'] as const;
@@ -21,7 +21,7 @@ interface TriggerOptions {
 const runNameOf = (url: string) => decodeURIComponent(new URL(url).pathname.split('/').pop() ?? '');
 
 /**
- * `ptr run trigger|follow|list|get|cancel|delete|approve`. Triggers go the Variant B way: a signed URL from
+ * `ptr run trigger|follow|list|get|cancel|delete|approve|answer`. Triggers go the Variant B way: a signed URL from
  * `POST /api/tasks/~/<profile>/<task>/signed`, then `POST <signed url>` with the data and `run-id` (any profile,
  * any JSON data); the run paths are `/api/runs/~/<profile>/<task>/<run>` (docs/runs.md).
  */
@@ -148,5 +148,24 @@ export function runCommands(program: Command, ctx: Context) {
         json: { approve: !opts.deny, ...(opts.reason === undefined ? {} : { reason: opts.reason }) },
       });
       ctx.print(body, () => `${opts.deny ? 'denied' : 'approved'}: ${approval}`);
+    });
+
+  run
+    .command('answer <task> <run> <input>')
+    .description("answer a question an MCP server asks during the run; <input> is the id its entry shows")
+    .option(...PROFILE_OPTION)
+    .option('--accept <json>', 'accept, with this content (a JSON object that fits the question\'s schema; {} for a URL question)')
+    .option('--decline', 'decline to answer')
+    .option('--cancel', 'cancel the question')
+    .action(async (task: string, name: string, input: string, opts: { profile: string; accept?: string; decline?: boolean; cancel?: boolean }) => {
+      const chosen = [opts.accept !== undefined, opts.decline, opts.cancel].filter(Boolean).length;
+      if (chosen !== 1) throw new UsageError('give exactly one of --accept <json>, --decline or --cancel');
+      let json: { action: string; content?: Record<string, unknown> } = { action: opts.decline ? 'decline' : 'cancel' };
+      if (opts.accept !== undefined) {
+        const content = parseObject('--accept', opts.accept);
+        json = { action: 'accept', ...(Object.keys(content).length ? { content } : {}) };
+      }
+      const { body } = await ctx.client().post(`${runPath(opts.profile, task, name)}/inputs/${seg(input)}`, { json });
+      ctx.print(body, () => `${json.action === 'accept' ? 'accepted' : json.action === 'decline' ? 'declined' : 'cancelled'}: ${input}`);
     });
 }

@@ -2,12 +2,12 @@ import { z } from 'zod';
 import { pageQuery, RUN_LIST_DEFAULT_LIMIT } from '../presenters/page';
 import { runView } from '../presenters/run';
 import { lastEventId } from '../routes/runs/events';
-import { approvalBody, approvalId, runName, variantAParameters, variantATrigger } from '../routes/runs/schema';
+import { approvalBody, approvalId, inputBody, inputId, runName, variantAParameters, variantATrigger } from '../routes/runs/schema';
 import { taskParams } from '../routes/tasks/schema';
 import { defaultProfile, errorBody, errors, linkHeader, pathParams, runUrl } from './common';
 import type { Operation, ResponseSpec } from './operation';
 
-/** Runs on both path families (docs/runs.md): trigger (A), read, list, delete, cancel, approvals, events. */
+/** Runs on both path families (docs/runs.md): trigger (A), read, list, delete, cancel, approvals, inputs, events. */
 
 const runExample = {
   name: 'first',
@@ -181,6 +181,30 @@ export function runOperations(): Operation[] {
             400: 'A bad name, or no boolean `approve`',
             404: 'No such run, or an approval the run never asked',
             409: ['`approval_decided` or `run_closed`', 'approval_decided', 'approval "3f0c…" was already decided'],
+          }),
+        },
+      },
+      {
+        method: 'post',
+        path: `${run}/inputs/{input}`,
+        summary: `Answer a question of an MCP server (${which})`,
+        description: 'The run’s entry `{"msg": "input needed: <tool>", "input": {"id", "tool", "message", "schema" | "url"}}` asks it (docs/mcp.md, “Inputs”). `content` goes with `accept` only and must fit `schema`; the server gets the answer, the run’s entries only the action.',
+        tags,
+        session: true,
+        params: { path: runParams.extend({ input: inputId.meta({ description: 'The id of the run’s input entry' }) }) },
+        body: {
+          schema: inputBody,
+          examples: {
+            accept: { summary: 'Answer the form', value: { action: 'accept', content: { name: 'Ada Lovelace', check: true } } },
+            decline: { summary: 'Decline to answer', value: { action: 'decline' } },
+          },
+        },
+        responses: {
+          202: accepted,
+          ...errors({
+            400: ['A bad name or action, or `content` that does not fit the question’s schema (the field is named)', 'invalid_request', 'content.email: must match format "email"'],
+            404: 'No such run, or an input the run never asked',
+            409: ['`input_answered` or `run_closed`', 'input_answered', 'input "3f0c…" was already answered (accept)'],
           }),
         },
       },

@@ -15,6 +15,18 @@ export const runEntry = z
     z
       .object({ msg: z.string(), approval: z.object({ id: z.string(), tool: z.string(), arguments: z.record(z.string(), z.unknown()) }) })
       .meta({ title: 'Approval', description: 'A tool call waiting for a person’s decision' }),
+    z
+      .object({
+        msg: z.string(),
+        input: z.object({
+          id: z.string(),
+          tool: z.string(),
+          message: z.string(),
+          schema: z.record(z.string(), z.unknown()).optional().meta({ description: 'What the answer’s `content` must fit (a form question)' }),
+          url: z.string().optional().meta({ description: 'Where the person answers (a URL question)' }),
+        }),
+      })
+      .meta({ title: 'Input', description: 'A question an MCP server asks a person during a tool call (docs/mcp.md, “Inputs”)' }),
   ])
   .meta({ id: 'RunEntry' });
 

@@ -7,7 +7,7 @@ import { runUrlB } from '../runs/router';
 import { ownerFromPath } from '../users/owner';
 import { approvalsQuery, type ApprovalsView } from './schema';
 
-/** `GET /api/approvals/:user`: the tool calls waiting for the user's decision across their runs (docs/runs.md). */
+/** `GET /api/approvals/:user`: what waits for the user across their runs, tool calls to decide and MCP servers' questions (docs/runs.md). */
 export function approvalsRouter(deps: AppDeps): Router<AuthState> {
   const router = new Router<AuthState>();
   router.get('/approvals/:user', async (ctx) => {
@@ -18,14 +18,14 @@ export function approvalsRouter(deps: AppDeps): Router<AuthState> {
     if (token && only.profile !== undefined) requireProfile(token, only.profile);
     const pending = await pendingApprovals(deps.db.models, owner, { ...only, profiles: token?.profiles });
     const body: ApprovalsView = {
-      approvals: pending.map((a) => ({
-        run_url: runUrlB(deps.config.PUBLIC_URL, a.run.owner, a.run.profile, a.run.task, a.run.run),
-        kind: 'approval',
-        id: a.id,
-        tool: a.tool,
-        arguments: a.arguments,
-        asked_at: a.asked_at.toISOString(),
-      })),
+      approvals: pending.map((a) => {
+        const run_url = runUrlB(deps.config.PUBLIC_URL, a.run.owner, a.run.profile, a.run.task, a.run.run);
+        const asked_at = a.asked_at.toISOString();
+        if (a.kind === 'input') {
+          return { run_url, kind: a.kind, id: a.id, tool: a.tool, message: a.message, ...(a.schema ? { schema: a.schema } : {}), ...(a.url ? { url: a.url } : {}), asked_at };
+        }
+        return { run_url, kind: a.kind, id: a.id, tool: a.tool, arguments: a.arguments, asked_at };
+      }),
     };
     ctx.body = body;
   });

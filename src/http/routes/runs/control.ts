@@ -5,18 +5,19 @@ import { findRun, type RunRecord } from '../../../store/runs';
 import type { Runs } from '../../../runs';
 import { closedStatusName, GONE_REASON } from '../../../runs/endings';
 import { describeRunExecution } from '../../../runs/executions';
-import { approvalUpdate, cancelSignal } from '../../../contract/messages';
+import { approvalUpdate, cancelSignal, inputStateQuery, inputUpdate } from '../../../contract/messages';
 import { isTerminal } from '../../../contract/constants';
-import { APPROVAL_FAILURE } from '../../../contract/failures';
-import type { RunIdentity } from '../../../contract/types';
-import type { ApprovalBody } from './schema';
+import { APPROVAL_FAILURE, INPUT_FAILURE } from '../../../contract/failures';
+import type { InputState, RunIdentity } from '../../../contract/types';
+import { checkInputAnswer } from './input-answer';
+import type { ApprovalBody, InputBody } from './schema';
 
 const runClosed = (run: string) => conflict(`run "${run}" has already ended`, 'run_closed');
 
 /**
- * Control of a live run: cancel it, decide a tool call waiting for approval. Both go to the run's workflow (a
- * signal, an update), which is the run's only writer; `changed` tells the reads of this process to forget what they
- * hold of the run. Throws 404 for an unknown run, 409 `run_closed` for a run that has ended.
+ * Control of a live run: cancel it, decide a tool call waiting for approval, answer its MCP server's question. Each
+ * goes to the run's workflow (a signal, an update), which is the run's only writer; `changed` tells the reads of this
+ * process to forget what they hold of the run. Throws 404 for an unknown run, 409 `run_closed` for a run that has ended.
  */
 export function runControl(runs: Runs, changed: (runId: string) => void) {
   const { models, temporal } = runs.deps;
@@ -76,38 +77,72 @@ export function runControl(runs: Runs, changed: (runId: string) => void) {
       const record = await liveRecord(id);
       const handle = temporal.workflow.getHandle(record._id);
       const send = () => handle.executeUpdate(approvalUpdate, { args: [{ id: approvalId, approve: decision.approve, reason: decision.reason, by }] });
+      await deliver(record, id, send, notFound(`approval "${approvalId}" of run "${id.run}"`), (err) => {
+        const type = err.cause instanceof ApplicationFailure ? err.cause.type : undefined;
+        if (type === APPROVAL_FAILURE.unknown) return notFound(`approval "${approvalId}" of run "${id.run}"`);
+        if (type === APPROVAL_FAILURE.decided) return conflict(err.cause!.message, 'approval_decided');
+        if (type === APPROVAL_FAILURE.closed) return runClosed(id.run);
+        return undefined;
+      });
+    },
+
+    /**
+     * Answers input `inputId` (a question of an MCP server, docs/mcp.md "Inputs"): 404 when the run never asked it,
+     * 409 `input_answered` once answered, 400 naming the field when `content` does not fit the question's schema.
+     */
+    async answer(id: RunIdentity, inputId: string, answer: InputBody, by: string): Promise<void> {
+      const record = await liveRecord(id);
+      const handle = temporal.workflow.getHandle(record._id);
+      const unknown = notFound(`input "${inputId}" of run "${id.run}"`);
+      let state: InputState | null;
       try {
-        await send();
+        state = await handle.query(inputStateQuery, inputId);
       } catch (err) {
-        // Not started yet (or its start is under way): it cannot have asked for an approval. Left as it is.
-        if (err instanceof WorkflowNotFoundError && !record.started) throw notFound(`approval "${approvalId}" of run "${id.run}"`);
+        if (err instanceof WorkflowNotFoundError && !record.started) throw unknown;
         if (err instanceof WorkflowNotFoundError) return withoutWorkflow(record, id, undefined);
-        if (!(err instanceof WorkflowUpdateFailedError)) throw err;
-        const answer = runsAnswer(err, id, approvalId);
-        if (answer) throw answer;
-        // Not the run's answer: the server rejected the update because the workflow closed (or completed a task)
-        // before a worker took it: a decision landing as the run ends. Nothing was decided. A run that has ended
-        // answers 409; one still running is asked once more, and answers as the run does.
-        if (!(await isRunning(record._id))) throw runClosed(id.run);
-        try {
-          await send();
-        } catch (again) {
-          if (again instanceof WorkflowNotFoundError) return withoutWorkflow(record, id, undefined);
-          if (!(again instanceof WorkflowUpdateFailedError)) throw again;
-          throw runsAnswer(again, id, approvalId) ?? runClosed(id.run);
-        }
+        throw err;
       }
-      changed(record._id);
+      if (!state) throw unknown;
+      if (state.answer) throw conflict(`input "${inputId}" was already answered (${state.answer.action})`, 'input_answered');
+      checkInputAnswer(state.asked, answer);
+      const send = () => handle.executeUpdate(inputUpdate, { args: [{ id: inputId, action: answer.action, ...(answer.content ? { content: answer.content } : {}), by }] });
+      await deliver(record, id, send, unknown, (err) => {
+        const type = err.cause instanceof ApplicationFailure ? err.cause.type : undefined;
+        if (type === INPUT_FAILURE.unknown) return unknown;
+        if (type === INPUT_FAILURE.answered) return conflict(err.cause!.message, 'input_answered');
+        if (type === INPUT_FAILURE.closed) return runClosed(id.run);
+        return undefined;
+      });
     },
   };
 
-  /** The run's own answer to a decision (the update's validator: APPROVAL_FAILURE), as the API's; undefined for another failure. */
-  function runsAnswer(err: WorkflowUpdateFailedError, id: RunIdentity, approvalId: string) {
-    const type = err.cause instanceof ApplicationFailure ? err.cause.type : undefined;
-    if (type === APPROVAL_FAILURE.unknown) return notFound(`approval "${approvalId}" of run "${id.run}"`);
-    if (type === APPROVAL_FAILURE.decided) return conflict(err.cause!.message, 'approval_decided');
-    if (type === APPROVAL_FAILURE.closed) return runClosed(id.run);
-    return undefined;
+  /**
+   * Sends an update to the run's workflow (`send`) and answers as the run does: `runsAnswer` maps its validator's
+   * failure to the API's (undefined for another failure); `unstarted` is the answer while its workflow is not started.
+   */
+  async function deliver(record: RunRecord, id: RunIdentity, send: () => Promise<unknown>, unstarted: Error, runsAnswer: (err: WorkflowUpdateFailedError) => Error | undefined): Promise<void> {
+    try {
+      await send();
+    } catch (err) {
+      // Not started yet (or its start is under way): it cannot have asked anything. Left as it is.
+      if (err instanceof WorkflowNotFoundError && !record.started) throw unstarted;
+      if (err instanceof WorkflowNotFoundError) return withoutWorkflow(record, id, undefined);
+      if (!(err instanceof WorkflowUpdateFailedError)) throw err;
+      const answer = runsAnswer(err);
+      if (answer) throw answer;
+      // Not the run's answer: the server rejected the update because the workflow closed (or completed a task)
+      // before a worker took it: an answer landing as the run ends. Nothing changed. A run that has ended
+      // answers 409; one still running is asked once more, and answers as the run does.
+      if (!(await isRunning(record._id))) throw runClosed(id.run);
+      try {
+        await send();
+      } catch (again) {
+        if (again instanceof WorkflowNotFoundError) return withoutWorkflow(record, id, undefined);
+        if (!(again instanceof WorkflowUpdateFailedError)) throw again;
+        throw runsAnswer(again) ?? runClosed(id.run);
+      }
+    }
+    changed(record._id);
   }
 
   /** Whether the run's workflow is still running (false when it has closed or is gone). */

@@ -5,7 +5,7 @@ import type { AppDeps } from '../../deps';
 import { RUN_LIST_DEFAULT_LIMIT, pageRequest, sendRenderedPage } from '../../presenters/page';
 import { parse } from '../../validate';
 import { ownerFromPath } from '../users/owner';
-import { approvalBody, approvalId, runName, variantAParameters } from './schema';
+import { approvalBody, approvalId, inputBody, inputId, runName, variantAParameters } from './schema';
 import type { RunService } from './service';
 import type { RunIdentity } from '../../../contract/types';
 
@@ -55,7 +55,8 @@ export function runsRouter(deps: AppDeps, runs: RunService): Router {
   });
 
   // One run, by either variant's path: delete it (docs/runs.md, "Deleting runs"), cancel it ("Cancelling a run"),
-  // decide an approval ("Tool approvals"), follow it as events ("Following a run live").
+  // decide an approval ("Tool approvals"), answer an MCP server's question (docs/mcp.md, "Inputs"), follow it as
+  // events ("Following a run live").
   const runPaths = [
     { path: '/profiles/:user/:profile/tasks/:task/runs/:run', where: variantA, url: (id: RunIdentity) => runUrlA(base, id.owner, id.task, id.run) },
     { path: '/runs/:user/:profile/:task/:run', where: variantB, url: (id: RunIdentity) => runUrlB(base, id.owner, id.profile, id.task, id.run) },
@@ -80,6 +81,12 @@ export function runsRouter(deps: AppDeps, runs: RunService): Router {
       const id = runOf(ctx);
       const approval = parse(approvalId, ctx.params.approval, 'path.approval');
       await runs.decide(id, approval, parse(approvalBody, ctx.request.body), ctx.state.username as string);
+      accepted(ctx, id);
+    });
+    router.post(`${path}/inputs/:input`, async (ctx) => {
+      const id = runOf(ctx);
+      const input = parse(inputId, ctx.params.input, 'path.input');
+      await runs.answer(id, input, parse(inputBody, ctx.request.body), ctx.state.username as string);
       accepted(ctx, id);
     });
   }

@@ -40,3 +40,18 @@ export type ApprovalBody = z.infer<typeof approvalBody>;
 
 /** An approval's id, as the run's approval entry gives it (a UUID). */
 export const approvalId = z.string().regex(/^[A-Za-z0-9-]{1,64}$/, { error: 'expected the id of an approval entry' });
+
+/** A value of an answer's `content`: what an MCP form question takes (a string, a number, a boolean, a list of strings). */
+const inputValue = z.union([z.string(), z.number(), z.boolean(), z.array(z.string())], { error: 'expected a string, a number, a boolean or an array of strings' });
+
+/** `POST <run path>/inputs/:id`: the answer to a question an MCP server asked during the run (docs/mcp.md, "Inputs"). */
+export const inputBody = z
+  .object({
+    action: z.enum(['accept', 'decline', 'cancel'], { error: 'expected "accept" (with content that fits the schema), "decline" or "cancel"' }),
+    content: z.record(z.string(), inputValue).optional(),
+  })
+  .refine((body) => body.action === 'accept' || body.content === undefined, { path: ['content'], error: 'only an "accept" carries content' });
+export type InputBody = z.infer<typeof inputBody>;
+
+/** An input's id, as the run's input entry gives it (a UUID). */
+export const inputId = z.string().regex(/^[A-Za-z0-9-]{1,64}$/, { error: 'expected the id of an input entry' });

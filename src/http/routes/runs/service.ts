@@ -72,6 +72,7 @@ export function runService(deps: AppDeps, reader: RunReader, limits: RateLimits,
     events: runEvents(deps, reads),
     cancel: control.cancel,
     decide: control.decide,
+    answer: control.answer,
     /** Deletes a closed run (404 when there is none, 409 `run_live` while it runs); this process forgets it at once. */
     async deleteRun(id: Parameters<typeof deleteClosedRun>[1]) {
       reads.forgetRun(await deleteClosedRun(lifecycle, id));
