@@ -154,6 +154,41 @@ describe('recording workflow histories for the replay test', function () {
     }
   });
 
+  it('an MCP call whose server asks a person (answered) and one whose server asks the run\'s model (sampling)', async function () {
+    this.timeout(120_000);
+    const settings = { MCP_ALLOWLIST: '127.0.0.1', TEMPORAL_TASK_QUEUE: `replay-mcp-ask-${Date.now()}` };
+    const worker = await getStack().startWorker(settings);
+    const server = await startApi(settings);
+    try {
+      const { username: owner, sessionId } = await signedIn();
+      const mcpApi = apiFor(sessionId, server.url);
+      const installed = await mcpApi.post('/api/profiles/~/default/installations', { name: 'ev', mcp: { url: (await everythingServer()).url }, settings: { sampling: true } });
+      expect(installed.status, installed.text).to.equal(201);
+      await createTask(mcpApi, 'default', 'mcp-ask');
+      getStack().fake.script([
+        openaiToolCall([{ name: 'ev__trigger-elicitation-request', arguments: {} }]),
+        openaiToolCall([{ name: 'ev__trigger-sampling-request', arguments: { prompt: 'hi' } }]),
+        openaiText('sampled', { input: 2, output: 3 }),
+        openaiText('done'),
+      ]);
+      const res = await postSigned(await signedUrl(mcpApi, 'default', 'mcp-ask'), { text: 'mcp-ask' }, { 'run-id': 'mcp-ask' });
+      expect(res.status, res.text).to.equal(201);
+      const runPath = new URL(res.body.url).pathname;
+      const id = await until('an input entry', async () => {
+        const run = (await mcpApi.get(runPath)).body;
+        return run.status === 'pending' ? (run.results.at(-1)?.input?.id as string | undefined) : undefined;
+      });
+      const answered = await mcpApi.post(`${runPath}/inputs/${id}`, { action: 'accept', content: { name: 'Ada' } });
+      expect(answered.status, answered.text).to.equal(202);
+      const run = await waitForRun(mcpApi, res.body.url, 60_000);
+      expect(run.status, JSON.stringify(run.results)).to.equal('ready');
+      await save('mcp-ask', runWorkflowId({ owner, profile: 'default', task: 'mcp-ask', run: 'mcp-ask' }));
+    } finally {
+      await server.close();
+      await worker.stop();
+    }
+  });
+
   it('a token budget passed', async () => {
     getStack().fake.script([openaiText('too long', { input: 8, output: 8 })]);
     expect((await record('budget', 'budget')).status).to.equal('error');
