@@ -59,8 +59,10 @@ export function mcpServer(deps: AppDeps, runs: RunService): { middleware: Middle
   const authenticate = mcpAuthenticator(models, config.SESSION_CACHE_MS);
   const ids = createIds(config.SIGNING_SECRET);
   const mcp = mcpRuns(runs, config);
-  const methods = mcpMethods({ models, logger, runs, mcp, ids, serverVersion: SERVER_VERSION, handleCacheMs: config.RUN_RECORD_CACHE_MS });
-  const profiles = createTtlCache<boolean>(config.TRIGGER_CACHE_MS);
+  const methods = mcpMethods({ models, logger, runs, mcp, ids, serverVersion: SERVER_VERSION });
+  // Whether the user has the profile: every request asks, and all of a profile's clients share one key, so it is
+  // read again ahead of its time; a request never waits for the store while the profile is in use.
+  const profiles = createTtlCache<boolean>(config.TRIGGER_CACHE_MS, { refreshAhead: true });
   const toolWatch = createToolWatch(models, logger);
   /** The answer streams open now: ended when the app closes, so their clients resume on another process. */
   const streams = new Set<ReturnType<typeof openEventStream>>();

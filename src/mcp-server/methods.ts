@@ -29,6 +29,12 @@ import { inputSchemaOf, taskName, toolOf } from './tools';
 import { validatorOf } from '../json-schema';
 import { createTtlCache } from '../ttl-cache';
 
+/**
+ * How long a task handle read from the store serves. A run deleted, then started again under the same name within
+ * this time, may answer to the old task id on an API process that holds the handle, until the time is up.
+ */
+const HANDLE_CACHE_MS = 60_000;
+
 /** Tools per `tools/list` page, tasks per `tasks/list` page. */
 export const TOOLS_PAGE = 50;
 export const TASKS_PAGE = 50;
@@ -61,11 +67,6 @@ export interface MethodDeps {
   mcp: McpRuns;
   ids: Ids;
   serverVersion: string;
-  /**
-   * How long a task handle read from the store serves (RUN_RECORD_CACHE_MS: a run's record is kept as long, so a
-   * deleted run's task is unknown on every process within the bound a deleted run is gone within).
-   */
-  handleCacheMs: number;
 }
 
 /** The server's methods: `initialize`, `ping`, `tools/*`, `tasks/*`, and the client's answers to our requests. */
@@ -75,9 +76,10 @@ export function mcpMethods(deps: MethodDeps) {
   const need = (caller: Caller, scope: string) => {
     if (!allows(caller.principal, scope)) throw forbidden(scope);
   };
-  // A task handle never changes once written, until its run is deleted: kept a while, and read again ahead of its
-  // time while it is polled, so a poll waits for no store read.
-  const handles = createTtlCache<McpTaskRecord | null>(deps.handleCacheMs, { refreshAhead: true, keep: (found) => found !== null });
+  // A task handle never changes once written, until its run is deleted (its run's record, read on every use, then
+  // says the task is gone): kept a while, and read again ahead of its time while in use, so a poll waits for no
+  // store read.
+  const handles = createTtlCache<McpTaskRecord | null>(HANDLE_CACHE_MS, { refreshAhead: true, keep: (found) => found !== null });
   const taskOfCaller = async (caller: Caller, taskId: string): Promise<McpTaskRecord> => {
     const owner = caller.principal.username;
     const found = await handles.get(`${owner}\n${taskId}`, () => findMcpTask(models, taskId, owner));
