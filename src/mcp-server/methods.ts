@@ -80,9 +80,10 @@ export function mcpMethods(deps: MethodDeps) {
   // says the task is gone): kept a while, and read again ahead of its time while in use, so a poll waits for no
   // store read.
   const handles = createTtlCache<McpTaskRecord | null>(HANDLE_CACHE_MS, { refreshAhead: true, keep: (found) => found !== null });
+  const handleKey = (owner: string, taskId: string) => `${owner}\n${taskId}`;
   const taskOfCaller = async (caller: Caller, taskId: string): Promise<McpTaskRecord> => {
     const owner = caller.principal.username;
-    const found = await handles.get(`${owner}\n${taskId}`, () => findMcpTask(models, taskId, owner));
+    const found = await handles.get(handleKey(owner, taskId), () => findMcpTask(models, taskId, owner));
     if (!found) throw unknownTask();
     return found;
   };
@@ -144,7 +145,10 @@ export function mcpMethods(deps: MethodDeps) {
     const id: RunIdentity = { owner, profile: caller.profile, task: task.name, run: (named as string | undefined) ?? freshRunName() };
     const taskId = ids.taskId(id);
     // The handle first: a run that exists is always one whose task id its owner can use.
-    await saveMcpTask(models, taskId, id, new Date());
+    const handle: McpTaskRecord = { taskId, run: id, createdAt: new Date() };
+    await saveMcpTask(models, taskId, id, handle.createdAt);
+    // The client polls this task next, here or elsewhere: here its first poll reads no handle from the store.
+    await handles.get(handleKey(owner, taskId), async () => handle);
     await runs.triggerCounted(task, id.run, args);
     if (p.task && caller.protocolVersion >= TASKS_SINCE) return { task: mcp.taskOf(taskId, id, await mcp.status(id)) };
     channel.resumable?.(taskId);
