@@ -1,8 +1,8 @@
 /**
  * One process of the `mcp-server` part's MCP clients (bench/mcp-server.ts forks several, so the clients' own work
  * shares no event loop with the bench's or each other's). Each client is the SDK's, as a user would point it at the
- * service: it connects (with its `GET` stream), calls the task as an MCP task, and on `poll` polls `tasks/get` of its
- * own task, timing each from the request to the answer, and noting the API's own share (`Server-Timing`).
+ * service: it connects (with its `GET` stream), calls the task as an MCP task, and on each `poll` polls `tasks/get` of
+ * its own task, timing each from the request to the answer, and noting the API's own share (`Server-Timing`).
  */
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -14,14 +14,14 @@ import pLimit from 'p-limit';
 /** What the parent sends, in order: `start` (connect and call), then `poll`, then `finish` (cancel and close). */
 export type ToClients =
   | { kind: 'start'; apiUrl: string; session: string; task: string; clients: number; first: number }
-  | { kind: 'poll'; seconds: number; everyMs: number }
+  /** `cold`: time each client's first poll apart first. */
+  | { kind: 'poll'; seconds: number; everyMs: number; cold: boolean }
   | { kind: 'finish' };
 
 /** What a clients process answers: `ready` after `start`, `polled` after `poll`, `finished` after `finish`. */
 export type FromClients =
   | { kind: 'ready' }
-  /** `at`: when each of `latencies` began, in ms from the start of the steady polling. */
-  | { kind: 'polled'; first: number[]; latencies: number[]; at: number[]; serverMs: number[]; loopDelayP99Ms: number; cpuSeconds: number }
+  | { kind: 'polled'; first: number[]; latencies: number[]; serverMs: number[]; loopDelayP99Ms: number; cpuSeconds: number }
   | { kind: 'finished' }
   | { kind: 'failed'; error: string };
 
@@ -64,20 +64,19 @@ async function poll(m: Extract<ToClients, { kind: 'poll' }>) {
   const first: number[] = [];
   await Promise.all(
     clients.map(async (c, i) => {
+      if (!m.cold) return;
       await sleep((i * m.everyMs) / clients.length);
       const t = performance.now();
       await c.experimental.tasks.getTask(taskIds[i]!);
       first.push(performance.now() - t);
     }),
   );
-  await sleep(m.everyMs);
+  if (m.cold) await sleep(m.everyMs);
   const latencies: number[] = [];
-  const at: number[] = [];
   serverMs.length = 0;
   const loop = monitorEventLoopDelay({ resolution: 5 });
   loop.enable();
   const cpu = process.cpuUsage();
-  const began = performance.now();
   const until = Date.now() + m.seconds * 1000;
   await Promise.all(
     clients.map(async (c, i) => {
@@ -87,14 +86,13 @@ async function poll(m: Extract<ToClients, { kind: 'poll' }>) {
         const t = performance.now();
         await c.experimental.tasks.getTask(taskIds[i]!);
         latencies.push(performance.now() - t);
-        at.push(t - began);
         await sleep(m.everyMs);
       }
     }),
   );
   loop.disable();
   const used = process.cpuUsage(cpu);
-  return { first, latencies, at, serverMs: [...serverMs], loopDelayP99Ms: loop.percentile(99) / 1e6, cpuSeconds: (used.user + used.system) / 1e6 };
+  return { first, latencies, serverMs: [...serverMs], loopDelayP99Ms: loop.percentile(99) / 1e6, cpuSeconds: (used.user + used.system) / 1e6 };
 }
 
 async function finish() {
