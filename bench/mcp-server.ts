@@ -18,6 +18,8 @@ export interface McpServerBenchDeps {
   session: string;
   /** The default profile's task `bench` (`Say {{ text }}`); a text with "hold" hangs at the fake provider. */
   task: string;
+  /** How many provider calls the fake has received so far (the held ones among them: the clients' live runs). */
+  providerCalls: () => number;
   /** The stack's processes by name (api, worker, ferretdb, temporal): the cores each keeps busy while clients poll. */
   pids: Record<string, number>;
   log: (msg: string) => void;
@@ -53,6 +55,8 @@ const CLIENTS = 200;
 /** The clients' processes: each holds CLIENTS / CLIENT_PROCESSES SDK clients. */
 const CLIENT_PROCESSES = 4;
 const POLL_SECONDS = 10;
+/** At most this long for the clients' runs to reach the provider before the polling starts anyway. */
+const SETTLE_MAX_MS = 60_000;
 /** How often each client polls: the `pollInterval` a task gives (what the SDK's clients follow), then ten times as often. */
 const POLL_EVERY_MS = [1_000, 100];
 
@@ -117,7 +121,12 @@ export async function benchMcpServer(deps: McpServerBenchDeps): Promise<McpServe
   try {
     const per = CLIENTS / CLIENT_PROCESSES;
     log(`mcp-server: ${CLIENTS} clients in ${CLIENT_PROCESSES} processes, each calling the task as an MCP task...`);
+    const callsBefore = deps.providerCalls();
     await Promise.all(processes.map((p, i) => p.ask({ kind: 'start', apiUrl, session, task, clients: per, first: i * per }, 'ready')));
+    // Polled once every run is live at the provider: the figures are of polling, not of 200 runs starting beside it.
+    const settled = performance.now();
+    while (deps.providerCalls() - callsBefore < CLIENTS && performance.now() - settled < SETTLE_MAX_MS) await sleep(100);
+    log(`mcp-server: ${deps.providerCalls() - callsBefore} of ${CLIENTS} runs held at the provider after ${round((performance.now() - settled) / 1000)} s more`);
     for (const [n, everyMs] of POLL_EVERY_MS.entries()) {
       log(`mcp-server: each client polls its own live task every ${everyMs} ms for ${POLL_SECONDS} s...`);
       await apiLoopDelay(apiUrl);
