@@ -268,7 +268,7 @@ async function measure(s: Awaited<ReturnType<typeof startBenchStack>>) {
     results.mcp = await benchMcp({ stack: s, api, pids, otherwise: echo, log });
   }
   if (wanted('mcp-server')) {
-    results.mcpServer = await benchMcpServer({ apiUrl: s.apiUrl, session, task: 'bench', log });
+    results.mcpServer = await benchMcpServer({ apiUrl: s.apiUrl, session, task: 'bench', providerCalls: () => s.fake.requests.length, pids, log });
   }
   if (wanted('long')) {
     log('a long run: 50 turns whose tool answers 100 KiB (history bytes and CPU per turn, first turns against last)...');

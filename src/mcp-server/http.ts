@@ -60,7 +60,9 @@ export function mcpServer(deps: AppDeps, runs: RunService): { middleware: Middle
   const ids = createIds(config.SIGNING_SECRET);
   const mcp = mcpRuns(runs, config);
   const methods = mcpMethods({ models, logger, runs, mcp, ids, serverVersion: SERVER_VERSION });
-  const profiles = createTtlCache<boolean>(config.TRIGGER_CACHE_MS);
+  // Whether the user has the profile: every request asks, and all of a profile's clients share one key, so it is
+  // read again ahead of its time; a request never waits for the store while the profile is in use.
+  const profiles = createTtlCache<boolean>(config.TRIGGER_CACHE_MS, { refreshAhead: true });
   const toolWatch = createToolWatch(models, logger);
   /** The answer streams open now: ended when the app closes, so their clients resume on another process. */
   const streams = new Set<ReturnType<typeof openEventStream>>();
@@ -168,10 +170,11 @@ export function mcpServer(deps: AppDeps, runs: RunService): { middleware: Middle
       return sendError(ctx, 400, id, new McpFault(RPC.invalidRequest, `MCP-Protocol-Version: "${version.slice(0, 40)}" is not supported (${HEADER_VERSIONS.join(', ')})`));
     }
     const session = ctx.get('mcp-session-id');
-    if (session && !initializing && !ids.isSessionOf(session, principal.username)) {
+    const client = session && !initializing ? ids.sessionOf(session, principal.username) : undefined;
+    if (session && !initializing && !client) {
       return sendError(ctx, 404, id, new McpFault(RPC.invalidRequest, 'unknown session: initialize a new one'));
     }
-    const caller: Caller = { principal, profile, protocolVersion: version || PROTOCOL_VERSIONS[1] };
+    const caller: Caller = { principal, profile, protocolVersion: version || PROTOCOL_VERSIONS[1], elicit: client?.elicit ?? false };
 
     if (!isJSONRPCRequest(message)) {
       // A notification (initialized, cancelled, progress: nothing to do here) or the client's answer to our request.
@@ -188,8 +191,8 @@ export function mcpServer(deps: AppDeps, runs: RunService): { middleware: Middle
     }
     if (initializing) {
       try {
-        const result = await methods.initialize(message);
-        ctx.set('Mcp-Session-Id', ids.newSession(principal.username));
+        const { result, client: facts } = await methods.initialize(message);
+        ctx.set('Mcp-Session-Id', ids.newSession(principal.username, facts));
         ctx.body = { jsonrpc: '2.0', id: message.id, result };
       } catch (err) {
         sendError(ctx, 200, message.id, methods.faultOf(err));
@@ -243,7 +246,9 @@ export function mcpServer(deps: AppDeps, runs: RunService): { middleware: Middle
     if (lastEvent) {
       const point = decodeResume(lastEvent);
       if (!point) return sendError(ctx, 400, null, new McpFault(RPC.invalidRequest, 'Last-Event-ID: not an event id of this server'));
-      return resume(ctx, { principal, profile, protocolVersion: ctx.get('mcp-protocol-version') || PROTOCOL_VERSIONS[1] }, point);
+      const session = ctx.get('mcp-session-id');
+      const elicit = (session && ids.sessionOf(session, principal.username)?.elicit) || false;
+      return resume(ctx, { principal, profile, protocolVersion: ctx.get('mcp-protocol-version') || PROTOCOL_VERSIONS[1], elicit }, point);
     }
     const out = openStream(ctx);
     const stop = toolWatch.subscribe(principal.username, profile, () => void out.send('message', JSON.stringify({ jsonrpc: '2.0', method: 'notifications/tools/list_changed' })));

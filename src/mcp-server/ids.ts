@@ -1,6 +1,15 @@
 import crypto from 'node:crypto';
 import { runWorkflowId } from '../store/runs';
+import { mcpTaskId } from '../store/mcp-tasks';
 import type { RunIdentity } from '../contract/types';
+
+/** What a session's client declared at `initialize` that the server needs later, on any API process. */
+export interface SessionFacts {
+  /** It takes `elicitation/create` in form mode (approvals are asked so). */
+  elicit: boolean;
+}
+const ELICITS = 'e';
+const NO_ELICITATION = 'n';
 
 /**
  * The identifiers this server hands out, each checkable by any API process without shared memory: derived with
@@ -12,17 +21,22 @@ export function createIds(secret: string) {
 
   return {
     /** The MCP task id of a run: the same run (a retried call) always gets the same id, and only its owner's. */
-    taskId: (run: RunIdentity) => mac('mcp-task', run.owner, runWorkflowId(run)),
+    taskId: (run: RunIdentity) => mcpTaskId(secret, run.owner, runWorkflowId(run)),
 
-    /** A new `Mcp-Session-Id` for `username`: a random part and its MAC (no session is stored anywhere). */
-    newSession(username: string): string {
+    /**
+     * A new `Mcp-Session-Id` for `username`: a random part, what the client declared it can do, and their MAC (no
+     * session is stored anywhere: any API process reads the client's capabilities back from the id).
+     */
+    newSession(username: string, client: SessionFacts): string {
       const nonce = crypto.randomBytes(16).toString('base64url');
-      return `${nonce}.${mac('mcp-session', username, nonce)}`;
+      const flags = client.elicit ? ELICITS : NO_ELICITATION;
+      return `${nonce}.${flags}.${mac('mcp-session', username, nonce, flags)}`;
     },
-    /** Whether `session` was made by newSession for `username` (another user's id, or a made-up one, is not). */
-    isSessionOf(session: string, username: string): boolean {
-      const [nonce, tag, ...rest] = session.split('.');
-      return rest.length === 0 && !!nonce && !!tag && same(tag, mac('mcp-session', username, nonce));
+    /** What `session` says of its client, when newSession made it for `username`; undefined otherwise (another user's, made up). */
+    sessionOf(session: string, username: string): SessionFacts | undefined {
+      const [nonce, flags, tag, ...rest] = session.split('.');
+      if (rest.length > 0 || !nonce || !tag || (flags !== ELICITS && flags !== NO_ELICITATION)) return undefined;
+      return same(tag, mac('mcp-session', username, nonce, flags)) ? { elicit: flags === ELICITS } : undefined;
     },
   };
 }

@@ -5,6 +5,7 @@ import {
   GetTaskPayloadRequestSchema,
   GetTaskRequestSchema,
   InitializeRequestParamsSchema,
+  SetLevelRequestSchema,
   type CallToolResult,
   type JSONRPCRequest,
   type JSONRPCResponse,
@@ -21,14 +22,17 @@ import { findMcpTask, listMcpTasks, saveMcpTask, type McpTaskRecord } from '../s
 import type { RunService } from '../http/routes/runs/service';
 import type { RunIdentity } from '../contract/types';
 import { allows, SCOPES, type McpPrincipal } from './auth';
-import { parseApprovalRequestId, type Ids } from './ids';
-import { invalidParams, isTerminalTask, McpFault, PROTOCOL_VERSIONS, RPC, RUN_META, TASKS_SINCE, taskStatusOf } from './protocol';
+import { parseApprovalRequestId, type Ids, type SessionFacts } from './ids';
+import { elicitsForm, invalidParams, isTerminalTask, McpFault, PROTOCOL_VERSIONS, RPC, RUN_META, TASKS_SINCE, taskStatusOf, unknownTask } from './protocol';
 import { freshRunName, type Channel, type McpRuns } from './runs';
 import { inputSchemaOf, taskName, toolOf } from './tools';
 import { validatorOf } from '../json-schema';
 import { createTtlCache } from '../ttl-cache';
 
-/** How long a task handle read from the store serves (handles never change). */
+/**
+ * How long a task handle read from the store serves. A run deleted, then started again under the same name within
+ * this time, may answer to the old task id on an API process that holds the handle, until the time is up.
+ */
 const HANDLE_CACHE_MS = 60_000;
 
 /** Tools per `tools/list` page, tasks per `tasks/list` page. */
@@ -46,14 +50,14 @@ export interface ResumePoint {
   progressToken?: string | number;
 }
 
-/** One request's context: who asks, for which profile, in which revision. */
+/** One request's context: who asks, for which profile, in which revision, and whether its client takes elicitation. */
 export interface Caller {
   principal: McpPrincipal;
   profile: string;
   protocolVersion: string;
+  /** Its session's client declared form elicitation (ids.ts reads it from the session id); false without a session. */
+  elicit: boolean;
 }
-
-const unknownTask = () => invalidParams('unknown task id (it may have expired)');
 const forbidden = (scope: string) => new McpFault(RPC.unauthorized, `this credential lacks the scope "${scope}"`, { scope });
 
 export interface MethodDeps {
@@ -72,11 +76,14 @@ export function mcpMethods(deps: MethodDeps) {
   const need = (caller: Caller, scope: string) => {
     if (!allows(caller.principal, scope)) throw forbidden(scope);
   };
-  // A task handle never changes once written (a deleted run shows as gone when it is read): kept a while.
-  const handles = createTtlCache<McpTaskRecord | null>(HANDLE_CACHE_MS, { keep: (found) => found !== null });
+  // A task handle never changes once written, until its run is deleted (its run's record, read on every use, then
+  // says the task is gone): kept a while, and read again ahead of its time while in use, so a poll waits for no
+  // store read.
+  const handles = createTtlCache<McpTaskRecord | null>(HANDLE_CACHE_MS, { refreshAhead: true, keep: (found) => found !== null });
+  const handleKey = (owner: string, taskId: string) => `${owner}\n${taskId}`;
   const taskOfCaller = async (caller: Caller, taskId: string): Promise<McpTaskRecord> => {
     const owner = caller.principal.username;
-    const found = await handles.get(`${owner}\n${taskId}`, () => findMcpTask(models, taskId, owner));
+    const found = await handles.get(handleKey(owner, taskId), () => findMcpTask(models, taskId, owner));
     if (!found) throw unknownTask();
     return found;
   };
@@ -87,16 +94,28 @@ export function mcpMethods(deps: MethodDeps) {
   };
   const cursorParams = z.object({ cursor: z.string().max(1000).optional() }).loose();
 
-  async function initialize(request: JSONRPCRequest): Promise<Result> {
+  /** The answer to `initialize`, and what the session id must remember of the client (http.ts). */
+  async function initialize(request: JSONRPCRequest): Promise<{ result: Result; client: SessionFacts }> {
     const p = params(InitializeRequestParamsSchema, request.params);
     const version = (PROTOCOL_VERSIONS as readonly string[]).includes(p.protocolVersion) ? p.protocolVersion : PROTOCOL_VERSIONS[0];
     const tasks = version >= TASKS_SINCE ? { tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } } } : {};
-    return {
+    const result = {
       protocolVersion: version,
-      capabilities: { tools: { listChanged: true }, ...tasks },
+      // `logging`: what a run waits on a person for is told as `notifications/message` to clients not asked for it.
+      capabilities: { tools: { listChanged: true }, logging: {}, ...tasks },
       serverInfo: { name: 'prompt-task-runner', title: 'Prompt task runner', version: deps.serverVersion },
       instructions: 'Each tool runs one of your prompt tasks. A call waits for the run to end; call it as a task to poll it instead.',
     };
+    return { result, client: { elicit: elicitsForm(p.capabilities) } };
+  }
+
+  /**
+   * `logging/setLevel`: accepted, and remembers nothing (no session state is kept). The only messages this server
+   * sends say that a run waits on a person (level `warning`): they go whatever level was set.
+   */
+  function setLevel(request: JSONRPCRequest): Result {
+    params(SetLevelRequestSchema, request);
+    return {};
   }
 
   async function listTools(caller: Caller, request: JSONRPCRequest): Promise<Result> {
@@ -126,11 +145,14 @@ export function mcpMethods(deps: MethodDeps) {
     const id: RunIdentity = { owner, profile: caller.profile, task: task.name, run: (named as string | undefined) ?? freshRunName() };
     const taskId = ids.taskId(id);
     // The handle first: a run that exists is always one whose task id its owner can use.
-    await saveMcpTask(models, taskId, id, new Date());
+    const handle: McpTaskRecord = { taskId, run: id, createdAt: new Date() };
+    await saveMcpTask(models, taskId, id, handle.createdAt);
+    // The client polls this task next, here or elsewhere: here its first poll reads no handle from the store.
+    await handles.get(handleKey(owner, taskId), async () => handle);
     await runs.triggerCounted(task, id.run, args);
-    if (p.task && caller.protocolVersion >= TASKS_SINCE) return { task: mcp.taskOf(taskId, await mcp.status(id)) };
+    if (p.task && caller.protocolVersion >= TASKS_SINCE) return { task: mcp.taskOf(taskId, id, await mcp.status(id)) };
     channel.resumable?.(taskId);
-    const run = await mcp.follow(id, taskId, channel, { progressToken: p._meta?.progressToken });
+    const run = await mcp.follow(id, taskId, channel, { progressToken: p._meta?.progressToken, elicit: caller.elicit });
     // The client has gone: nobody reads this answer, and the run goes on.
     if (!run) return {};
     return mcp.resultOf(run);
@@ -140,7 +162,7 @@ export function mcpMethods(deps: MethodDeps) {
     need(caller, SCOPES.read);
     const { params: p } = params(GetTaskRequestSchema, request);
     const found = await taskOfCaller(caller, p.taskId);
-    return mcp.taskOf(found.taskId, await mcp.status(found.run));
+    return mcp.taskOf(found.taskId, found.run, await mcp.status(found.run));
   }
 
   async function taskResult(caller: Caller, request: JSONRPCRequest, channel: Channel): Promise<Result> {
@@ -148,7 +170,7 @@ export function mcpMethods(deps: MethodDeps) {
     const { params: p } = params(GetTaskPayloadRequestSchema, request);
     const found = await taskOfCaller(caller, p.taskId);
     channel.resumable?.(found.taskId);
-    const run = await mcp.follow(found.run, found.taskId, channel, { related: true });
+    const run = await mcp.follow(found.run, found.taskId, channel, { related: true, elicit: caller.elicit });
     if (!run) return {};
     return mcp.resultOf(run, found.taskId);
   }
@@ -161,7 +183,7 @@ export function mcpMethods(deps: MethodDeps) {
     for (const item of page.items) {
       const run = await runs.status(item.run);
       // A run deleted since (with its task, or past retention) is left out.
-      if (run) tasks.push(mcp.taskOf(item.taskId, run));
+      if (run) tasks.push(mcp.taskOf(item.taskId, item.run, run));
     }
     return { tasks, ...(page.next ? { nextCursor: page.next } : {}) };
   }
@@ -180,7 +202,7 @@ export function mcpMethods(deps: MethodDeps) {
     }
     const after = await mcp.view(found.run);
     // The run ends once its workflow has heard: the task is cancelled from this answer on.
-    return mcp.taskOf(found.taskId, after, isTerminalTask(taskStatusOf(after).status) ? undefined : 'cancelled');
+    return mcp.taskOf(found.taskId, found.run, after, isTerminalTask(taskStatusOf(after).status) ? undefined : 'cancelled');
   }
 
   /**
@@ -210,7 +232,7 @@ export function mcpMethods(deps: MethodDeps) {
     need(caller, SCOPES.read);
     const found = await taskOfCaller(caller, point.taskId);
     const related = point.method === 'tasks/result';
-    const run = await mcp.follow(found.run, found.taskId, channel, { progressToken: point.progressToken, related });
+    const run = await mcp.follow(found.run, found.taskId, channel, { progressToken: point.progressToken, related, elicit: caller.elicit });
     if (!run) return {};
     return mcp.resultOf(run, related ? found.taskId : undefined);
   }
@@ -224,6 +246,8 @@ export function mcpMethods(deps: MethodDeps) {
       switch (request.method) {
         case 'ping':
           return {};
+        case 'logging/setLevel':
+          return setLevel(request);
         case 'tools/list':
           return listTools(caller, request);
         case 'tools/call':

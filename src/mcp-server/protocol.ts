@@ -46,17 +46,62 @@ export const invalidParams = (message: string, data?: Record<string, unknown>) =
 /** The status an MCP task shows for a run: the one mapping from runs to task states (docs/mcp.md). */
 export type McpTaskStatus = Task['status'];
 
+/** The error a task id gets when it names no task of the caller's (never made, another user's, or its run deleted). */
+export const unknownTask = () => invalidParams('unknown task id (it may have expired)');
+
+/** What a run waits on a person for: a decision on a tool call, or an input a tool asked for (docs/mcp.md). */
+export type OpenAsk =
+  | { kind: 'approval'; id: string; tool: string; arguments: unknown }
+  /** `url`: the person answers at that page (URL mode); else `schema`, the JSON Schema of the answer's `content`. */
+  | { kind: 'input'; id: string; tool: string; message: string; url?: string; schema?: Record<string, unknown> };
+
+/** How a person answers an ask: what the server can tell a client that will not be asked by elicitation. */
+export type HowToAnswer = (ask: OpenAsk) => string;
+
 /** An approval the run waits on (its last entry), if it waits on one. */
 export function openApproval(run: Pick<RunView, 'status' | 'results'>) {
   const last = run.results.at(-1);
   return run.status === 'pending' && last && 'approval' in last ? last.approval : undefined;
 }
 
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
 /**
- * A run's status as an MCP task's: `pending` (a retry wait too) or `running` → `working`; an open approval →
- * `input_required`; `ready` → `completed`; `error` → `failed`, or `cancelled` when a person cancelled it.
+ * What the run waits on a person for (its last entry, while it is `pending`): an approval (`{approval}`), or an input
+ * a tool asked for (`{"input": {"id", "tool", "message", "schema" | "url"}}`, issue 30's elicitation on the run side).
  */
-export function taskStatusOf(run: Pick<RunView, 'status' | 'results'>): { status: McpTaskStatus; message?: string } {
+export function openAsk(run: Pick<RunView, 'status' | 'results'>): OpenAsk | undefined {
+  const approval = openApproval(run);
+  if (approval) return { kind: 'approval', id: approval.id, tool: approval.tool, arguments: approval.arguments };
+  const last: unknown = run.results.at(-1);
+  if (run.status !== 'pending' || !isObject(last) || !isObject(last.input)) return undefined;
+  const { id, tool, message, url, schema } = last.input;
+  if (typeof id !== 'string' || typeof tool !== 'string') return undefined;
+  return {
+    kind: 'input',
+    id,
+    tool,
+    message: typeof message === 'string' ? message : '',
+    ...(typeof url === 'string' ? { url } : {}),
+    ...(isObject(schema) ? { schema } : {}),
+  };
+}
+
+/** What a run waiting on `ask` shows as its task's `statusMessage`: what is asked, and with `howTo`, how to answer. */
+export function askMessage(ask: OpenAsk, howTo?: HowToAnswer): string {
+  const what =
+    ask.kind === 'approval'
+      ? `waiting for a decision on a call of the tool "${ask.tool}"`
+      : `waiting for the user's input for the tool "${ask.tool}"${ask.message ? `: ${ask.message}` : ''}`;
+  return howTo ? `${what}${/[.?!]$/.test(what) ? '' : '.'} ${howTo(ask)}` : what;
+}
+
+/**
+ * A run's status as an MCP task's: `pending` (a retry wait too) or `running` → `working`; an open approval or input →
+ * `input_required`, its message saying what is asked (and with `howTo`, how to answer it); `ready` → `completed`;
+ * `error` → `failed`, or `cancelled` when a person cancelled it.
+ */
+export function taskStatusOf(run: Pick<RunView, 'status' | 'results'>, howTo?: HowToAnswer): { status: McpTaskStatus; message?: string } {
   const last = run.results.at(-1);
   switch (run.status) {
     case 'ready':
@@ -66,11 +111,20 @@ export function taskStatusOf(run: Pick<RunView, 'status' | 'results'>): { status
       return { status: /^cancelled by /.test(reason) || reason === 'the run was cancelled' ? 'cancelled' : 'failed', message: reason };
     }
     default: {
-      const approval = openApproval(run);
-      if (approval) return { status: 'input_required', message: `waiting for a decision on a call of the tool "${approval.tool}"` };
+      const ask = openAsk(run);
+      if (ask) return { status: 'input_required', message: askMessage(ask, howTo) };
       return { status: 'working' };
     }
   }
+}
+
+/**
+ * Whether a client that declared `capabilities` at `initialize` takes `elicitation/create` in form mode: an
+ * `elicitation` capability with `form`, or with neither mode named (revisions before 2025-11-25 had form only).
+ */
+export function elicitsForm(capabilities: { elicitation?: { form?: unknown; url?: unknown } } | undefined): boolean {
+  const e = capabilities?.elicitation;
+  return !!e && (e.form !== undefined || e.url === undefined);
 }
 
 export const isTerminalTask = (status: McpTaskStatus) => status === 'completed' || status === 'failed' || status === 'cancelled';

@@ -5,7 +5,8 @@ import type { RunView } from '../http/presenters/run';
 import type { RunService } from '../http/routes/runs/service';
 import type { RunIdentity } from '../contract/types';
 import { approvalRequestId } from './ids';
-import { McpFault, openApproval, RELATED_TASK_META_KEY, RPC, taskStatusOf, type McpTaskStatus } from './protocol';
+import { howToAnswer } from './how-to-answer';
+import { askMessage, openAsk, RELATED_TASK_META_KEY, taskStatusOf, unknownTask, type McpTaskStatus, type OpenAsk } from './protocol';
 
 /** The stream of one request's answer, on which notifications and requests to the client go before the answer. */
 export interface Channel {
@@ -24,6 +25,8 @@ export interface Channel {
  * shares one query among a run's readers, so reading more often gets nothing newer), and never faster than this.
  */
 const FOLLOW_MIN_MS = 100;
+/** The `logger` of the server's `notifications/message`. */
+const LOGGER = 'prompt-task-runner';
 /** A client is told to poll a task no faster than this. */
 const POLL_INTERVAL_MS = 1_000;
 
@@ -31,20 +34,23 @@ const POLL_INTERVAL_MS = 1_000;
 export const freshRunName = () => `mcp-${crypto.randomBytes(9).toString('base64url').replace(/[^A-Za-z0-9]/g, '0')}`;
 
 /** Reading and waiting for runs started through MCP, as the HTTP API's run routes do (they share the RunService). */
-export function mcpRuns(runs: RunService, config: Pick<Config, 'LIVE_RUN_CACHE_MS' | 'RUN_RETENTION_DAYS'>) {
+export function mcpRuns(runs: RunService, config: Pick<Config, 'LIVE_RUN_CACHE_MS' | 'RUN_RETENTION_DAYS' | 'PUBLIC_URL'>) {
   const followMs = Math.max(FOLLOW_MIN_MS, config.LIVE_RUN_CACHE_MS / 2);
   const ttl = config.RUN_RETENTION_DAYS ? Math.round(config.RUN_RETENTION_DAYS * 86_400_000) : null;
 
-  /** The run, or a fault the client can act on when it is gone (deleted, with its task or on its own). */
+  /** The run; its task is unknown once it is gone (deleted on its own, with its task, or past retention). */
   const view = async (id: RunIdentity): Promise<RunView> => {
     const run = await runs.view(id);
-    if (!run) throw new McpFault(RPC.invalidParams, `the run "${id.run}" of this task no longer exists`);
+    if (!run) throw unknownTask();
     return run;
   };
 
-  /** The MCP task of a run (the mapping of statuses is protocol.ts's `taskStatusOf`). */
-  const taskOf = (taskId: string, run: Pick<RunView, 'status' | 'results' | 'created_at' | 'modified_at'>, override?: McpTaskStatus): Task => {
-    const { status, message } = taskStatusOf(run);
+  /**
+   * The MCP task of run `id` (the mapping of statuses is protocol.ts's `taskStatusOf`); while it waits on a person,
+   * its `statusMessage` says what is asked and how to answer it over HTTP.
+   */
+  const taskOf = (taskId: string, id: RunIdentity, run: Pick<RunView, 'status' | 'results' | 'created_at' | 'modified_at'>, override?: McpTaskStatus): Task => {
+    const { status, message } = taskStatusOf(run, howToAnswer(config.PUBLIC_URL, id));
     return {
       taskId,
       status: override ?? status,
@@ -71,44 +77,77 @@ export function mcpRuns(runs: RunService, config: Pick<Config, 'LIVE_RUN_CACHE_M
     };
   };
 
+  /** Sends one `elicitation/create` asking for a decision on `approval` (its id names the task and the approval). */
+  const askApproval = (id: RunIdentity, taskId: string, channel: Channel, approval: Extract<OpenAsk, { kind: 'approval' }>, related?: boolean) =>
+    channel.send({
+      jsonrpc: '2.0',
+      id: approvalRequestId(taskId, approval.id),
+      method: 'elicitation/create',
+      params: {
+        message: `The run "${id.run}" of "${id.task}" asks to call the tool "${approval.tool}" with ${JSON.stringify(approval.arguments)}. Approve the call?`,
+        requestedSchema: {
+          type: 'object',
+          properties: {
+            approve: { type: 'boolean', title: 'Approve', description: `Run the call of "${approval.tool}" (false: the model is told it was denied)` },
+            reason: { type: 'string', title: 'Reason', description: 'Told to the model when the call is denied' },
+          },
+          required: ['approve'],
+        },
+        ...(related ? { _meta: { [RELATED_TASK_META_KEY]: { taskId } } } : {}),
+      },
+    });
+
+  /**
+   * Tells the client, once, what the run waits on and how a person answers it elsewhere: a `notifications/message`
+   * (level `warning`: someone must act), with the ask itself in `data`.
+   */
+  const tellAsk = (id: RunIdentity, taskId: string, channel: Channel, ask: OpenAsk, message: string, related?: boolean) =>
+    channel.send({
+      jsonrpc: '2.0',
+      method: 'notifications/message',
+      params: {
+        level: 'warning',
+        logger: LOGGER,
+        data: { message, task: id.task, run: id.run, ask },
+        ...(related ? { _meta: { [RELATED_TASK_META_KEY]: { taskId } } } : {}),
+      },
+    });
+
   /**
    * Waits for the run to end and returns it; meanwhile sends `notifications/progress` for each new entry (when the
-   * client gave a progress token) and, for an approval the run waits on, one `elicitation/create` whose id names the
-   * task and the approval (the answer, to any process, decides it: methods.ts). Returns undefined once the client
-   * has gone: the run goes on.
+   * client gave a progress token). For an approval the run waits on, a client that takes elicitation gets one
+   * `elicitation/create` whose id names the task and the approval (the answer, to any process, decides it:
+   * methods.ts); any other ask (an approval for a client that does not elicit, an input a tool asked for) is told
+   * once as a `notifications/message` saying how to answer it over HTTP, and is the message of the progress
+   * notification of its entry. The run's own time limit still ends a run nobody answers. Returns undefined once the
+   * client has gone: the run goes on.
    */
-  const follow = async (id: RunIdentity, taskId: string, channel: Channel, options: { progressToken?: string | number; related?: boolean }): Promise<RunView | undefined> => {
+  const follow = async (
+    id: RunIdentity,
+    taskId: string,
+    channel: Channel,
+    options: { progressToken?: string | number; related?: boolean; elicit: boolean },
+  ): Promise<RunView | undefined> => {
     let seen = 0;
     const asked = new Set<string>();
+    const howTo = howToAnswer(config.PUBLIC_URL, id);
     for (;;) {
       if (!channel.open) return undefined;
       const run = await view(id);
       const { status } = taskStatusOf(run);
+      const ask = openAsk(run);
+      const elicited = ask?.kind === 'approval' && options.elicit;
+      const told = ask && !elicited ? askMessage(ask, howTo) : undefined;
       if (options.progressToken !== undefined && run.results.length > seen) {
         seen = run.results.length;
-        await channel.send({ jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: options.progressToken, progress: seen, message: run.results.at(-1)!.msg } });
+        const message = told ?? run.results.at(-1)!.msg;
+        await channel.send({ jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: options.progressToken, progress: seen, message } });
       }
       if (status === 'completed' || status === 'failed' || status === 'cancelled') return run;
-      const approval = openApproval(run);
-      if (approval && !asked.has(approval.id)) {
-        asked.add(approval.id);
-        await channel.send({
-          jsonrpc: '2.0',
-          id: approvalRequestId(taskId, approval.id),
-          method: 'elicitation/create',
-          params: {
-            message: `The run "${id.run}" of "${id.task}" asks to call the tool "${approval.tool}" with ${JSON.stringify(approval.arguments)}. Approve the call?`,
-            requestedSchema: {
-              type: 'object',
-              properties: {
-                approve: { type: 'boolean', title: 'Approve', description: `Run the call of "${approval.tool}" (false: the model is told it was denied)` },
-                reason: { type: 'string', title: 'Reason', description: 'Told to the model when the call is denied' },
-              },
-              required: ['approve'],
-            },
-            ...(options.related ? { _meta: { [RELATED_TASK_META_KEY]: { taskId } } } : {}),
-          },
-        });
+      if (ask && !asked.has(`${ask.kind}:${ask.id}`)) {
+        asked.add(`${ask.kind}:${ask.id}`);
+        if (ask.kind === 'approval' && options.elicit) await askApproval(id, taskId, channel, ask, options.related);
+        else await tellAsk(id, taskId, channel, ask, told!, options.related);
       }
       await new Promise((r) => setTimeout(r, followMs));
     }
@@ -117,7 +156,7 @@ export function mcpRuns(runs: RunService, config: Pick<Config, 'LIVE_RUN_CACHE_M
   /** The run's status from its record (no workflow query: what `tasks/get` and `tasks/list` read). */
   const status = async (id: RunIdentity) => {
     const run = await runs.status(id);
-    if (!run) throw new McpFault(RPC.invalidParams, `the run "${id.run}" of this task no longer exists`);
+    if (!run) throw unknownTask();
     return run;
   };
 

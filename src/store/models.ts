@@ -401,7 +401,7 @@ rateLimit.index({ key: 1 }, { unique: true });
 
 /**
  * Runs started as MCP tasks (src/mcp-server/): the task id a client holds, the user it is bound to, and the run.
- * `_id` is an HMAC of the owner and the run's workflow id (mcp-server/task-ids.ts): a retried call maps to the same.
+ * `_id` is an HMAC of the owner and the run's workflow id (mcp-tasks.ts `mcpTaskId`): a retried call maps to the same.
  */
 const mcpTask = new Schema(
   {

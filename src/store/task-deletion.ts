@@ -1,6 +1,7 @@
 import type { Types } from 'mongoose';
 import type { Models } from './models';
 import { deleteRunContent } from './run-content';
+import { deleteMcpTasksOfTask } from './mcp-tasks';
 import type { TaskRef } from './tasks';
 
 /**
@@ -29,9 +30,10 @@ export function liveRunsOfTask(models: Models, runs: TaskRunRef): Promise<Array<
   return models.Run.find({ ...runs, status: { $in: LIVE_RUN_STATUSES } }, { name: 1, live_slot: 1 }).lean<Array<{ name: string; live_slot?: number }>>().exec();
 }
 
-/** Deletes the task's versions, then its runs and what they stored (pages, large texts). Returns the runs deleted. */
+/** Deletes the task's versions, then its runs, their MCP task handles and what they stored (pages, large texts). Returns the runs deleted. */
 export async function deleteTaskData(models: Models, taskId: Types.ObjectId, runs: TaskRunRef): Promise<number> {
   await models.TaskVersion.deleteMany({ task_id: taskId });
+  await deleteMcpTasksOfTask(models, runs);
   const ids = (await models.Run.find(runs, { _id: 1 }).lean<Array<{ _id: string }>>()).map((r) => r._id);
   await deleteRunContent(models, ids);
   return (await models.Run.deleteMany(runs)).deletedCount;

@@ -16,12 +16,13 @@ const root = path.resolve(__dirname, '..', '..');
 /**
  * The server scenarios of `@modelcontextprotocol/conformance` that a server of task-backed tools can pass, the tools
  * they call being tasks (made in `before`). Those left out need what a task's run does not do (images, audio,
- * embedded resources, logging, sampling, progress at set values, elicitation of set schemas) or what this server
- * does not serve (resources, prompts, completions, logging/setLevel).
+ * embedded resources, log messages on a tool's call, sampling, progress at set values, elicitation of set schemas) or
+ * what this server does not serve (resources, prompts, completions).
  */
 export const SCENARIOS = [
   'server-initialize',
   'ping',
+  'logging-set-level',
   'tools-list',
   'tools-call-simple-text',
   'tools-call-error',

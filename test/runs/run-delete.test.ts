@@ -53,12 +53,12 @@ describe('runs: delete and retention', () => {
 
   it('leaves a later run of the name alone when deleting by a stale copy of an earlier one (retention racing a re-trigger)', async () => {
     const { api, username } = await signedIn('del');
-    const { db, temporal, logger } = getStack();
+    const { db, temporal, logger, config } = getStack();
     const { id } = await closedRun(api, username, 'stale', 's1', 'b'.repeat(70_000));
     const before = await stored(id);
     expect(before.blobs, 'stored texts').to.be.above(0);
     // A copy read before the name was deleted and used again: same _id, an earlier creation time.
-    const deleted = await deleteClosedRuns({ models: db.models, temporal, logger }, [{ _id: id, created_at: new Date(Date.now() - DAY_MS) }]);
+    const deleted = await deleteClosedRuns({ models: db.models, temporal, logger, config }, [{ _id: id, created_at: new Date(Date.now() - DAY_MS) }]);
     expect(deleted).to.deep.equal([]);
     expect(await stored(id)).to.deep.equal(before);
     expect(await hasExecution(id)).to.equal(true);
