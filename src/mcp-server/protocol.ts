@@ -128,7 +128,7 @@ export function elicitsForm(capabilities: { elicitation?: { form?: unknown; url?
 }
 
 /** Whether a client that declared `capabilities` at `initialize` takes `elicitation/create` in URL mode (2025-11-25). */
-export function elicitsUrl(capabilities: { elicitation?: { url?: unknown } } | undefined): boolean {
+export function elicitsUrl(capabilities: { elicitation?: { form?: unknown; url?: unknown } } | undefined): boolean {
   return capabilities?.elicitation?.url !== undefined;
 }
 
