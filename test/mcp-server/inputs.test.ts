@@ -92,6 +92,13 @@ describe('MCP server: an input a run waits on, asked of the MCP client', functio
   const callAsTask = (mcp: Client, run: string) =>
     mcp.request({ method: 'tools/call', params: { name: 'ask', arguments: { text: 'x' }, task: { ttl: 60_000 }, _meta: { [RUN_META]: run } } }, CreateTaskResultSchema);
 
+  /** The task once `tasks/get` shows it `input_required` (it reads the run's record, which follows the run). */
+  const inputRequired = (mcp: Client, taskId: string) =>
+    until('the task to be input_required', async () => {
+      const now = await mcp.experimental.tasks.getTask(taskId);
+      return now.status === 'input_required' && now;
+    });
+
   /** The run's open question as its last entry has it. */
   async function question(api: Api, run: string) {
     return until('the question', async () => {
@@ -107,7 +114,7 @@ describe('MCP server: an input a run waits on, asked of the MCP client', functio
     const { mcp, asked } = await client(sessionId, { elicitation: { form: {} } }, [{ action: 'accept', content: { name: 'Ada Lovelace', check: true } }]);
     const { task } = await callAsTask(mcp, 'r1');
     const input = await question(api, 'r1');
-    expect((await mcp.experimental.tasks.getTask(task.taskId)).status).to.equal('input_required');
+    await inputRequired(mcp, task.taskId);
 
     const result = (await mcp.experimental.tasks.getTaskResult(task.taskId, CallToolResultSchema)) as CallToolResult;
     expect(asked).to.have.length(1);
@@ -143,7 +150,7 @@ describe('MCP server: an input a run waits on, asked of the MCP client', functio
     const refused = await until('the refused answer', () => errors.find((e) => e.includes('POSTing')));
     expect(refused).to.include('"code":-32602').and.match(/content\.name: /);
     expect(asked).to.have.length(1);
-    expect((await mcp.experimental.tasks.getTask(task.taskId)).status).to.equal('input_required');
+    await inputRequired(mcp, task.taskId);
     expect((await api.get('/api/runs/~/default/ask/r3')).body.status).to.equal('pending');
 
     // The answer that fits, sent as the client sends one, decides it; once decided, the same answer is refused.
@@ -196,8 +203,7 @@ describe('MCP server: an input a run waits on, asked of the MCP client', functio
     const { mcp, notices } = await client(sessionId, {});
     const { task } = await callAsTask(mcp, 'r6');
     const input = await question(api, 'r6');
-    const waiting = await mcp.experimental.tasks.getTask(task.taskId);
-    expect(waiting.status).to.equal('input_required');
+    const waiting = await inputRequired(mcp, task.taskId);
     expect(waiting.statusMessage).to.include(input.message).and.include(`/inputs/${input.id} {"action": "accept", "content": <an object matching`);
     const result = mcp.experimental.tasks.getTaskResult(task.taskId, CallToolResultSchema);
     await until('the log message', () => notices.length > 0);
