@@ -10,7 +10,7 @@ import { NAME_PATTERN } from '../store/names';
 import { createTtlCache } from '../ttl-cache';
 import { mcpEndpointUrl } from '../http/routes/mcp/router';
 import { allowsProfile, mcpAuthenticator, type McpPrincipal } from './auth';
-import { createIds } from './ids';
+import { createIds, ELICITS_NOTHING } from './ids';
 import { z } from 'zod';
 import { mcpMethods, STREAMING_METHODS, type Caller, type ResumePoint } from './methods';
 import { HEADER_VERSIONS, McpFault, PROTOCOL_VERSIONS, RPC } from './protocol';
@@ -174,7 +174,7 @@ export function mcpServer(deps: AppDeps, runs: RunService): { middleware: Middle
     if (session && !initializing && !client) {
       return sendError(ctx, 404, id, new McpFault(RPC.invalidRequest, 'unknown session: initialize a new one'));
     }
-    const caller: Caller = { principal, profile, protocolVersion: version || PROTOCOL_VERSIONS[1], elicit: client?.elicit ?? false };
+    const caller: Caller = { principal, profile, protocolVersion: version || PROTOCOL_VERSIONS[1], ...(client ?? ELICITS_NOTHING) };
 
     if (!isJSONRPCRequest(message)) {
       // A notification (initialized, cancelled, progress: nothing to do here) or the client's answer to our request.
@@ -247,8 +247,8 @@ export function mcpServer(deps: AppDeps, runs: RunService): { middleware: Middle
       const point = decodeResume(lastEvent);
       if (!point) return sendError(ctx, 400, null, new McpFault(RPC.invalidRequest, 'Last-Event-ID: not an event id of this server'));
       const session = ctx.get('mcp-session-id');
-      const elicit = (session && ids.sessionOf(session, principal.username)?.elicit) || false;
-      return resume(ctx, { principal, profile, protocolVersion: ctx.get('mcp-protocol-version') || PROTOCOL_VERSIONS[1], elicit }, point);
+      const client = (session && ids.sessionOf(session, principal.username)) || ELICITS_NOTHING;
+      return resume(ctx, { principal, profile, protocolVersion: ctx.get('mcp-protocol-version') || PROTOCOL_VERSIONS[1], ...client }, point);
     }
     const out = openStream(ctx);
     const stop = toolWatch.subscribe(principal.username, profile, () => void out.send('message', JSON.stringify({ jsonrpc: '2.0', method: 'notifications/tools/list_changed' })));

@@ -2,14 +2,20 @@ import crypto from 'node:crypto';
 import { runWorkflowId } from '../store/runs';
 import { mcpTaskId } from '../store/mcp-tasks';
 import type { RunIdentity } from '../contract/types';
+import type { OpenAsk } from './protocol';
 
 /** What a session's client declared at `initialize` that the server needs later, on any API process. */
 export interface SessionFacts {
-  /** It takes `elicitation/create` in form mode (approvals are asked so). */
+  /** It takes `elicitation/create` in form mode (approvals, and inputs with a schema, are asked so). */
   elicit: boolean;
+  /** It takes `elicitation/create` in URL mode (inputs that send the person to a page are asked so). */
+  elicitUrl: boolean;
 }
-const ELICITS = 'e';
-const NO_ELICITATION = 'n';
+/** What a request without a session id is taken to have declared: no elicitation. */
+export const ELICITS_NOTHING: SessionFacts = { elicit: false, elicitUrl: false };
+/** The facts in a session id: `e` form, `u` URL, both, or `n` neither (ids made before URL mode say `e` or `n`). */
+const FLAGS = new Set(['e', 'u', 'eu', 'n']);
+const flagsOf = (client: SessionFacts) => `${client.elicit ? 'e' : ''}${client.elicitUrl ? 'u' : ''}` || 'n';
 
 /**
  * The identifiers this server hands out, each checkable by any API process without shared memory: derived with
@@ -29,29 +35,38 @@ export function createIds(secret: string) {
      */
     newSession(username: string, client: SessionFacts): string {
       const nonce = crypto.randomBytes(16).toString('base64url');
-      const flags = client.elicit ? ELICITS : NO_ELICITATION;
+      const flags = flagsOf(client);
       return `${nonce}.${flags}.${mac('mcp-session', username, nonce, flags)}`;
     },
     /** What `session` says of its client, when newSession made it for `username`; undefined otherwise (another user's, made up). */
     sessionOf(session: string, username: string): SessionFacts | undefined {
       const [nonce, flags, tag, ...rest] = session.split('.');
-      if (rest.length > 0 || !nonce || !tag || (flags !== ELICITS && flags !== NO_ELICITATION)) return undefined;
-      return same(tag, mac('mcp-session', username, nonce, flags)) ? { elicit: flags === ELICITS } : undefined;
+      if (rest.length > 0 || !nonce || !tag || flags === undefined || !FLAGS.has(flags)) return undefined;
+      return same(tag, mac('mcp-session', username, nonce, flags)) ? { elicit: flags.includes('e'), elicitUrl: flags.includes('u') } : undefined;
     },
   };
 }
 
 export type Ids = ReturnType<typeof createIds>;
 
-/**
- * The JSON-RPC id of an `elicitation/create` asking for a decision on approval `approval` of the run of MCP task
- * `taskId`: whichever process receives the client's answer finds the run (through the task, which must be the
- * answering user's) and the approval in it.
- */
-export const approvalRequestId = (taskId: string, approval: string) => `ptr-approval:${taskId}:${approval}`;
+/** What an `elicitation/create` of ours asks about: a decision on an approval, or an input a run's MCP tool asked for. */
+export interface AskedOf {
+  kind: OpenAsk['kind'];
+  /** The MCP task of the run that waits. */
+  taskId: string;
+  /** The approval's or the input's id, as the run's entry gives it. */
+  id: string;
+}
 
-export function parseApprovalRequestId(id: unknown): { taskId: string; approval: string } | undefined {
+/**
+ * The JSON-RPC id of an `elicitation/create` asking about approval or input `id` of the run of MCP task `taskId`
+ * (`ptr-approval:<taskId>:<id>`, `ptr-input:<taskId>:<id>`): whichever process receives the client's answer finds the
+ * run (through the task, which must be the answering user's) and what it asked.
+ */
+export const askRequestId = ({ kind, taskId, id }: AskedOf) => `ptr-${kind}:${taskId}:${id}`;
+
+export function parseAskRequestId(id: unknown): AskedOf | undefined {
   if (typeof id !== 'string') return undefined;
-  const m = /^ptr-approval:([A-Za-z0-9_-]{1,100}):([A-Za-z0-9-]{1,64})$/.exec(id);
-  return m ? { taskId: m[1]!, approval: m[2]! } : undefined;
+  const m = /^ptr-(approval|input):([A-Za-z0-9_-]{1,100}):([A-Za-z0-9-]{1,64})$/.exec(id);
+  return m ? { kind: m[1] as AskedOf['kind'], taskId: m[2]!, id: m[3]! } : undefined;
 }

@@ -20,10 +20,12 @@ import { listTasks } from '../store/tasks';
 import { nameSchema } from '../store/names';
 import { findMcpTask, listMcpTasks, saveMcpTask, type McpTaskRecord } from '../store/mcp-tasks';
 import type { RunService } from '../http/routes/runs/service';
+import { inputBody } from '../http/routes/runs/schema';
+import { parse } from '../http/validate';
 import type { RunIdentity } from '../contract/types';
 import { allows, SCOPES, type McpPrincipal } from './auth';
-import { parseApprovalRequestId, type Ids, type SessionFacts } from './ids';
-import { elicitsForm, invalidParams, isTerminalTask, McpFault, PROTOCOL_VERSIONS, RPC, RUN_META, TASKS_SINCE, taskStatusOf, unknownTask } from './protocol';
+import { parseAskRequestId, type Ids, type SessionFacts } from './ids';
+import { elicitsForm, elicitsUrl, invalidParams, isTerminalTask, McpFault, PROTOCOL_VERSIONS, RPC, RUN_META, TASKS_SINCE, taskStatusOf, unknownTask } from './protocol';
 import { freshRunName, type Channel, type McpRuns } from './runs';
 import { inputSchemaOf, taskName, toolOf } from './tools';
 import { validatorOf } from '../json-schema';
@@ -50,13 +52,14 @@ export interface ResumePoint {
   progressToken?: string | number;
 }
 
-/** One request's context: who asks, for which profile, in which revision, and whether its client takes elicitation. */
-export interface Caller {
+/**
+ * One request's context: who asks, for which profile, in which revision, and which elicitation its session's client
+ * declared (ids.ts reads it from the session id; none without a session).
+ */
+export interface Caller extends SessionFacts {
   principal: McpPrincipal;
   profile: string;
   protocolVersion: string;
-  /** Its session's client declared form elicitation (ids.ts reads it from the session id); false without a session. */
-  elicit: boolean;
 }
 const forbidden = (scope: string) => new McpFault(RPC.unauthorized, `this credential lacks the scope "${scope}"`, { scope });
 
@@ -106,7 +109,7 @@ export function mcpMethods(deps: MethodDeps) {
       serverInfo: { name: 'prompt-task-runner', title: 'Prompt task runner', version: deps.serverVersion },
       instructions: 'Each tool runs one of your prompt tasks. A call waits for the run to end; call it as a task to poll it instead.',
     };
-    return { result, client: { elicit: elicitsForm(p.capabilities) } };
+    return { result, client: { elicit: elicitsForm(p.capabilities), elicitUrl: elicitsUrl(p.capabilities) } };
   }
 
   /**
@@ -152,7 +155,7 @@ export function mcpMethods(deps: MethodDeps) {
     await runs.triggerCounted(task, id.run, args);
     if (p.task && caller.protocolVersion >= TASKS_SINCE) return { task: mcp.taskOf(taskId, id, await mcp.status(id)) };
     channel.resumable?.(taskId);
-    const run = await mcp.follow(id, taskId, channel, { progressToken: p._meta?.progressToken, elicit: caller.elicit });
+    const run = await mcp.follow(id, taskId, channel, { progressToken: p._meta?.progressToken, client: caller });
     // The client has gone: nobody reads this answer, and the run goes on.
     if (!run) return {};
     return mcp.resultOf(run);
@@ -170,7 +173,7 @@ export function mcpMethods(deps: MethodDeps) {
     const { params: p } = params(GetTaskPayloadRequestSchema, request);
     const found = await taskOfCaller(caller, p.taskId);
     channel.resumable?.(found.taskId);
-    const run = await mcp.follow(found.run, found.taskId, channel, { related: true, elicit: caller.elicit });
+    const run = await mcp.follow(found.run, found.taskId, channel, { related: true, client: caller });
     if (!run) return {};
     return mcp.resultOf(run, found.taskId);
   }
@@ -206,22 +209,27 @@ export function mcpMethods(deps: MethodDeps) {
   }
 
   /**
-   * A client's answer to one of our requests. Only `elicitation/create` for an approval is asked (runs.ts): its id
-   * names the task and the approval, so whichever process receives the answer decides it, exactly as
-   * `POST <run path>/approvals/:id` does. An answer to anything else, or that declines to answer, changes nothing.
+   * A client's answer to one of our requests: only `elicitation/create` is asked (runs.ts), its id naming the task and
+   * the approval or input (ids.ts), so whichever process receives the answer decides it as the HTTP route would: an
+   * approval as `POST <run path>/approvals/:id` (`accept` with `approve: true` approves, `approve: false` or `decline`
+   * denies, `cancel` leaves it open), an input as `POST <run path>/inputs/:id` with the answer's `{action, content}`
+   * (the route's 400, 404 and 409 come back as JSON-RPC errors with its message). An answer to anything else, or an
+   * error instead of an answer, changes nothing.
    */
   async function answer(caller: Caller, response: JSONRPCResponse | { id: unknown; error: unknown }): Promise<void> {
-    const asked = parseApprovalRequestId(response.id);
+    const asked = parseAskRequestId(response.id);
     if (!asked || !('result' in response)) return;
     need(caller, SCOPES.control);
     const found = await taskOfCaller(caller, asked.taskId);
+    const by = caller.principal.username;
+    if (asked.kind === 'input') return runs.answer(found.run, asked.id, parse(inputBody, response.result), by);
     const elicited = ElicitResultSchema.safeParse(response.result);
     if (!elicited.success) throw invalidParams('the answer to an approval is not an elicitation result');
     const { action, content } = elicited.data;
     if (action === 'cancel') return;
     const approve = action === 'accept' && content?.approve === true;
     const reason = typeof content?.reason === 'string' ? content.reason.slice(0, 2000) : action === 'decline' ? 'declined by the user' : undefined;
-    await runs.decide(found.run, asked.approval, { approve, ...(reason ? { reason } : {}) }, caller.principal.username);
+    await runs.decide(found.run, asked.id, { approve, ...(reason ? { reason } : {}) }, by);
   }
 
   /**
@@ -232,7 +240,7 @@ export function mcpMethods(deps: MethodDeps) {
     need(caller, SCOPES.read);
     const found = await taskOfCaller(caller, point.taskId);
     const related = point.method === 'tasks/result';
-    const run = await mcp.follow(found.run, found.taskId, channel, { progressToken: point.progressToken, related, elicit: caller.elicit });
+    const run = await mcp.follow(found.run, found.taskId, channel, { progressToken: point.progressToken, related, client: caller });
     if (!run) return {};
     return mcp.resultOf(run, related ? found.taskId : undefined);
   }

@@ -127,4 +127,9 @@ export function elicitsForm(capabilities: { elicitation?: { form?: unknown; url?
   return !!e && (e.form !== undefined || e.url === undefined);
 }
 
+/** Whether a client that declared `capabilities` at `initialize` takes `elicitation/create` in URL mode (2025-11-25). */
+export function elicitsUrl(capabilities: { elicitation?: { form?: unknown; url?: unknown } } | undefined): boolean {
+  return capabilities?.elicitation?.url !== undefined;
+}
+
 export const isTerminalTask = (status: McpTaskStatus) => status === 'completed' || status === 'failed' || status === 'cancelled';

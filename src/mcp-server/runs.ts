@@ -4,7 +4,8 @@ import type { Config } from '../config';
 import type { RunView } from '../http/presenters/run';
 import type { RunService } from '../http/routes/runs/service';
 import type { RunIdentity } from '../contract/types';
-import { approvalRequestId } from './ids';
+import { elicitationOf, elicits } from './elicitations';
+import type { SessionFacts } from './ids';
 import { howToAnswer } from './how-to-answer';
 import { askMessage, openAsk, RELATED_TASK_META_KEY, taskStatusOf, unknownTask, type McpTaskStatus, type OpenAsk } from './protocol';
 
@@ -77,26 +78,6 @@ export function mcpRuns(runs: RunService, config: Pick<Config, 'LIVE_RUN_CACHE_M
     };
   };
 
-  /** Sends one `elicitation/create` asking for a decision on `approval` (its id names the task and the approval). */
-  const askApproval = (id: RunIdentity, taskId: string, channel: Channel, approval: Extract<OpenAsk, { kind: 'approval' }>, related?: boolean) =>
-    channel.send({
-      jsonrpc: '2.0',
-      id: approvalRequestId(taskId, approval.id),
-      method: 'elicitation/create',
-      params: {
-        message: `The run "${id.run}" of "${id.task}" asks to call the tool "${approval.tool}" with ${JSON.stringify(approval.arguments)}. Approve the call?`,
-        requestedSchema: {
-          type: 'object',
-          properties: {
-            approve: { type: 'boolean', title: 'Approve', description: `Run the call of "${approval.tool}" (false: the model is told it was denied)` },
-            reason: { type: 'string', title: 'Reason', description: 'Told to the model when the call is denied' },
-          },
-          required: ['approve'],
-        },
-        ...(related ? { _meta: { [RELATED_TASK_META_KEY]: { taskId } } } : {}),
-      },
-    });
-
   /**
    * Tells the client, once, what the run waits on and how a person answers it elsewhere: a `notifications/message`
    * (level `warning`: someone must act), with the ask itself in `data`.
@@ -115,10 +96,10 @@ export function mcpRuns(runs: RunService, config: Pick<Config, 'LIVE_RUN_CACHE_M
 
   /**
    * Waits for the run to end and returns it; meanwhile sends `notifications/progress` for each new entry (when the
-   * client gave a progress token). For an approval the run waits on, a client that takes elicitation gets one
-   * `elicitation/create` whose id names the task and the approval (the answer, to any process, decides it:
-   * methods.ts); any other ask (an approval for a client that does not elicit, an input a tool asked for) is told
-   * once as a `notifications/message` saying how to answer it over HTTP, and is the message of the progress
+   * client gave a progress token). What the run waits on a person for (an approval, an input one of its MCP tools
+   * asked for) goes once to a client that takes it by elicitation (`client`, elicitations.ts) as `elicitation/create`,
+   * whose id names the task and the ask (the answer, to any process, decides it: methods.ts); to any other client it
+   * is told once as a `notifications/message` saying how to answer it over HTTP, and is the message of the progress
    * notification of its entry. The run's own time limit still ends a run nobody answers. Returns undefined once the
    * client has gone: the run goes on.
    */
@@ -126,7 +107,7 @@ export function mcpRuns(runs: RunService, config: Pick<Config, 'LIVE_RUN_CACHE_M
     id: RunIdentity,
     taskId: string,
     channel: Channel,
-    options: { progressToken?: string | number; related?: boolean; elicit: boolean },
+    options: { progressToken?: string | number; related?: boolean; client: SessionFacts },
   ): Promise<RunView | undefined> => {
     let seen = 0;
     const asked = new Set<string>();
@@ -136,7 +117,7 @@ export function mcpRuns(runs: RunService, config: Pick<Config, 'LIVE_RUN_CACHE_M
       const run = await view(id);
       const { status } = taskStatusOf(run);
       const ask = openAsk(run);
-      const elicited = ask?.kind === 'approval' && options.elicit;
+      const elicited = ask !== undefined && elicits(ask, options.client);
       const told = ask && !elicited ? askMessage(ask, howTo) : undefined;
       if (options.progressToken !== undefined && run.results.length > seen) {
         seen = run.results.length;
@@ -146,7 +127,7 @@ export function mcpRuns(runs: RunService, config: Pick<Config, 'LIVE_RUN_CACHE_M
       if (status === 'completed' || status === 'failed' || status === 'cancelled') return run;
       if (ask && !asked.has(`${ask.kind}:${ask.id}`)) {
         asked.add(`${ask.kind}:${ask.id}`);
-        if (ask.kind === 'approval' && options.elicit) await askApproval(id, taskId, channel, ask, options.related);
+        if (elicited) await channel.send(elicitationOf(id, taskId, ask, options.related));
         else await tellAsk(id, taskId, channel, ask, told!, options.related);
       }
       await new Promise((r) => setTimeout(r, followMs));

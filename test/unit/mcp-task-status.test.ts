@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { elicitsForm, taskStatusOf } from '../../src/mcp-server/protocol';
+import { elicitsForm, elicitsUrl, taskStatusOf } from '../../src/mcp-server/protocol';
 import { howToAnswer } from '../../src/mcp-server/how-to-answer';
 import { createIds } from '../../src/mcp-server/ids';
 import type { RunView } from '../../src/http/presenters/run';
@@ -51,16 +51,20 @@ describe('MCP server: a run\'s status as an MCP task\'s (protocol.ts)', () => {
 describe('MCP server: what a session id remembers of its client (ids.ts)', () => {
   const ids = createIds('s'.repeat(32));
 
-  it('reads back whether the client takes elicitation, for its own user only', () => {
-    const eliciting = ids.newSession('alice', { elicit: true });
-    const plain = ids.newSession('alice', { elicit: false });
-    expect(ids.sessionOf(eliciting, 'alice')).to.deep.equal({ elicit: true });
-    expect(ids.sessionOf(plain, 'alice')).to.deep.equal({ elicit: false });
-    expect(ids.sessionOf(eliciting, 'bob')).to.equal(undefined);
+  it('reads back which elicitation the client takes, for its own user only', () => {
+    for (const facts of [
+      { elicit: true, elicitUrl: false },
+      { elicit: false, elicitUrl: false },
+      { elicit: true, elicitUrl: true },
+      { elicit: false, elicitUrl: true },
+    ]) {
+      expect(ids.sessionOf(ids.newSession('alice', facts), 'alice')).to.deep.equal(facts);
+      expect(ids.sessionOf(ids.newSession('alice', facts), 'bob')).to.equal(undefined);
+    }
   });
 
   it('refuses a session id whose flags were changed', () => {
-    const [nonce, , tag] = ids.newSession('alice', { elicit: false }).split('.');
+    const [nonce, , tag] = ids.newSession('alice', { elicit: false, elicitUrl: false }).split('.');
     expect(ids.sessionOf(`${nonce}.e.${tag}`, 'alice')).to.equal(undefined);
   });
 
@@ -70,5 +74,12 @@ describe('MCP server: what a session id remembers of its client (ids.ts)', () =>
     expect(elicitsForm({ elicitation: { url: {} } })).to.equal(false);
     expect(elicitsForm({})).to.equal(false);
     expect(elicitsForm(undefined)).to.equal(false);
+  });
+
+  it('takes URL elicitation only from a capability naming url', () => {
+    expect(elicitsUrl({ elicitation: { url: {} } })).to.equal(true);
+    expect(elicitsUrl({ elicitation: { form: {}, url: {} } })).to.equal(true);
+    expect(elicitsUrl({ elicitation: {} })).to.equal(false);
+    expect(elicitsUrl(undefined)).to.equal(false);
   });
 });
