@@ -194,7 +194,7 @@ describe('fuzz: generated requests across every route', function () {
     const otherSession = (await send(base, 'POST', '/mcp', { 'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: `Bearer ${other.sessionId}` }, Buffer.from(JSON.stringify(MCP_INIT)))).text;
     expect(otherSession).to.match(/protocolVersion/);
     getStack().fake.script(() => openaiText('ok'));
-    const id = fc.oneof(fc.integer(), fc.string({ maxLength: 10 }), fc.constantFrom(null, 'ptr-approval:abc:def', `ptr-approval:${'A'.repeat(43)}:4f6c1b9e`));
+    const id = fc.oneof(fc.integer(), fc.string({ maxLength: 10 }), fc.constantFrom(null, 'ptr-approval:abc:def', `ptr-approval:${'A'.repeat(43)}:4f6c1b9e`, 'ptr-input:abc:def', `ptr-input:${'A'.repeat(43)}:0e9a3c2d-1b2c-4d5e-8f90-a1b2c3d4e5f6`));
     const taskId = fc.oneof(fc.string({ maxLength: 50 }), fc.constantFrom('A'.repeat(43), '', '../x'));
     const params = fc.oneof(
       fc.constant(undefined),
