@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { createApp } from '../../src/http/app';
 import { answerClientErrors } from '../../src/http/client-errors';
 import { createSession } from '../../src/store/sessions';
-import { atTeardown, getStack } from './stack';
+import { atTeardown, getStack, type RunningWorker } from './stack';
 
 /** A fresh user name per test, so tests never see each other's data in the shared database. */
 export const uniqueUser = (prefix = 'u') => `${prefix}-${crypto.randomBytes(5).toString('hex')}`;
@@ -97,6 +97,32 @@ export async function startApi(overrides: Record<string, string>): Promise<{ url
   };
   atTeardown(close);
   return { url, close: async () => void (await close()) };
+}
+
+/**
+ * The mocha hooks of a describe whose runs need a worker and an API of their own, started with `settings` (loopback
+ * MCP servers allowed, a task queue of its own...) before its tests and stopped after them, the fake provider reset
+ * around each test. Call it in the describe's body; `url` is the API's address once the tests run.
+ */
+export function useOwnWorkerAndApi(settings: Record<string, string>): { readonly url: string } {
+  let worker: RunningWorker | undefined;
+  let server: { url: string; close(): Promise<void> } | undefined;
+  before(async () => {
+    worker = await getStack().startWorker(settings);
+    server = await startApi(settings);
+  });
+  after(async () => {
+    await server?.close();
+    await worker?.stop();
+  });
+  beforeEach(() => getStack().fake.reset());
+  afterEach(() => getStack().fake.reset());
+  return {
+    get url() {
+      if (!server) throw new Error('the API of this describe has not started (its before hook failed or has not run)');
+      return server.url;
+    },
+  };
 }
 
 /** The contract body for a task; `key` undefined leaves settings out. */

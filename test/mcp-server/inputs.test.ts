@@ -13,11 +13,11 @@ import {
   type ElicitResult,
   type LoggingMessageNotification,
 } from '@modelcontextprotocol/sdk/types.js';
-import { api as apiFor, signedIn, startApi, type Api } from '../helpers/api';
+import { api as apiFor, signedIn, useOwnWorkerAndApi, type Api } from '../helpers/api';
 import { openaiText, openaiToolCall, type RecordedRequest } from '../helpers/fake-provider';
 import { everythingServer } from '../helpers/mcp-everything';
 import { createTask, until } from '../helpers/runs';
-import { atTeardown, getStack, type RunningWorker } from '../helpers/stack';
+import { atTeardown, getStack } from '../helpers/stack';
 import { mcpUrl } from '../helpers/mcp-client';
 
 const RELATED = 'io.modelcontextprotocol/related-task';
@@ -38,18 +38,7 @@ const SETTINGS = { MCP_ALLOWLIST: '127.0.0.1', MCP_CALL_TIMEOUT_MS: '1000', TEMP
  */
 describe('MCP server: an input a run waits on, asked of the MCP client', function () {
   this.timeout(90_000);
-  let worker: RunningWorker;
-  let server: { url: string; close(): Promise<void> };
-  before(async () => {
-    worker = await getStack().startWorker(SETTINGS);
-    server = await startApi(SETTINGS);
-  });
-  after(async () => {
-    await server.close();
-    await worker.stop();
-  });
-  beforeEach(() => getStack().fake.reset());
-  afterEach(() => getStack().fake.reset());
+  const server = useOwnWorkerAndApi(SETTINGS);
 
   /** A user with server-everything installed as `ev` in their default profile, and a task `ask`. */
   async function user() {

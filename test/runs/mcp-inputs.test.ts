@@ -5,11 +5,11 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { expect } from 'chai';
 import { runCli } from '../../src/cli/ptr';
-import { api as apiFor, signedIn, startApi, type Api } from '../helpers/api';
+import { api as apiFor, signedIn, startApi, useOwnWorkerAndApi, type Api } from '../helpers/api';
 import { openaiText, openaiToolCall, type RecordedRequest } from '../helpers/fake-provider';
 import { everythingServer } from '../helpers/mcp-everything';
 import { createTask, postSigned, signedUrl, until, waitForRun } from '../helpers/runs';
-import { atTeardown, getStack, type RunningWorker } from '../helpers/stack';
+import { atTeardown, getStack } from '../helpers/stack';
 
 const ASK = 'ev__trigger-elicitation-request';
 const ASK_URL = 'ev__trigger-url-elicitation';
@@ -29,22 +29,13 @@ const SETTINGS = { MCP_ALLOWLIST: '127.0.0.1', MCP_CALL_TIMEOUT_MS: '1000', TEMP
  */
 describe('runs: an MCP server asks a person during a tool call', function () {
   this.timeout(90_000);
-  let worker: RunningWorker;
-  let server: { url: string; close(): Promise<void> };
+  const server = useOwnWorkerAndApi(SETTINGS);
   let shortWait: { url: string; close(): Promise<void> };
   before(async () => {
-    worker = await getStack().startWorker(SETTINGS);
-    server = await startApi(SETTINGS);
     // Runs triggered through this API wait 2 s for an answer (the limit is the run's, set when it starts).
     shortWait = await startApi({ ...SETTINGS, INPUT_TIMEOUT_S: '2' });
   });
-  after(async () => {
-    await shortWait.close();
-    await server.close();
-    await worker.stop();
-  });
-  beforeEach(() => getStack().fake.reset());
-  afterEach(() => getStack().fake.reset());
+  after(() => shortWait?.close());
 
   /** A user of `base` with server-everything installed as `ev` in their default profile, and a task `ask`. */
   async function user(base = server.url) {

@@ -1,10 +1,10 @@
 import crypto from 'node:crypto';
 import { expect } from 'chai';
-import { api as apiFor, signedIn, startApi, type Api } from '../helpers/api';
+import { api as apiFor, signedIn, useOwnWorkerAndApi, type Api } from '../helpers/api';
 import { openaiText, openaiToolCall, type RecordedRequest } from '../helpers/fake-provider';
 import { startOAuthServers, type OAuthServers } from '../helpers/mcp-oauth-server';
 import { createTask, historyText, postSigned, signedUrl, waitForRun } from '../helpers/runs';
-import { getStack, type RunningWorker } from '../helpers/stack';
+import { getStack } from '../helpers/stack';
 import { runWorkflowId } from '../../src/temporal/ids';
 
 const toolMessages = (req: RecordedRequest) => (req.body.messages as any[]).filter((m) => m.role === 'tool');
@@ -18,21 +18,12 @@ const SETTINGS = { MCP_ALLOWLIST: '127.0.0.1', TEMPORAL_TASK_QUEUE: `mcp-oauth-$
  */
 describe('runs: tools of an MCP server that wants OAuth client credentials', function () {
   this.timeout(60_000);
-  let worker: RunningWorker;
-  let server: { url: string; close(): Promise<void> };
   let oauth: OAuthServers;
   before(async () => {
     oauth = await startOAuthServers();
-    worker = await getStack().startWorker(SETTINGS);
-    server = await startApi(SETTINGS);
   });
-  after(async () => {
-    await server?.close();
-    await worker?.stop();
-    await oauth?.close();
-  });
-  beforeEach(() => getStack().fake.reset());
-  afterEach(() => getStack().fake.reset());
+  after(() => oauth?.close());
+  const server = useOwnWorkerAndApi(SETTINGS);
 
   /** A user of this file's API with the protected server installed as `sec` with a client of its own, and a task `ask`. */
   async function userWithClient(clientId: string, secret: string) {

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import crypto from 'node:crypto';
-import { getStack, type RunningWorker } from '../helpers/stack';
-import { api as apiFor, signedIn, startApi, type Api } from '../helpers/api';
+import { getStack } from '../helpers/stack';
+import { api as apiFor, signedIn, useOwnWorkerAndApi, type Api } from '../helpers/api';
 import { anthropicText, anthropicToolUse, lastUserText, openaiText, openaiToolCall, providerError, type RecordedRequest } from '../helpers/fake-provider';
 import { createTask, historyText, postSigned, signedUrl, waitForRun } from '../helpers/runs';
 import { everythingServer } from '../helpers/mcp-everything';
@@ -16,7 +16,7 @@ const SETTINGS = { MCP_ALLOWLIST: '127.0.0.1', TEMPORAL_TASK_QUEUE: `mcp-samplin
 const KEY = 'sk-test-key-0123456789abcdef';
 const TOOL = 'ev__trigger-sampling-request';
 const SERVER_SYSTEM_PROMPT = 'You are a helpful test server.';
-let server: { url: string; close(): Promise<void> };
+let server: { readonly url: string };
 
 const toolMessages = (req: RecordedRequest) => (req.body.messages as any[]).filter((m) => m.role === 'tool');
 const msgs = (run: { results: Array<{ msg: string }> }) => run.results.map((e) => e.msg);
@@ -45,17 +45,7 @@ const workflowOf = (username: string, task: string, url: string) => runWorkflowI
 
 describe('runs: MCP sampling with the run\'s model', function () {
   this.timeout(60_000);
-  let worker: RunningWorker;
-  before(async () => {
-    worker = await getStack().startWorker(SETTINGS);
-    server = await startApi(SETTINGS);
-  });
-  after(async () => {
-    await server.close();
-    await worker.stop();
-  });
-  beforeEach(() => getStack().fake.reset());
-  afterEach(() => getStack().fake.reset());
+  server = useOwnWorkerAndApi(SETTINGS);
 
   it('answers 400 naming settings.sampling when it is not a boolean, and shows the setting in the install', async () => {
     const { api } = await user();

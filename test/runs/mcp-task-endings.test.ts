@@ -1,10 +1,10 @@
 import crypto from 'node:crypto';
 import { expect } from 'chai';
-import { api as apiFor, signedIn, startApi, type Api } from '../helpers/api';
+import { api as apiFor, signedIn, useOwnWorkerAndApi, type Api } from '../helpers/api';
 import { openaiText, openaiToolCall, type RecordedRequest } from '../helpers/fake-provider';
 import { hostileServer, TOOLS } from '../helpers/mcp-hostile-server';
 import { createTask, postSigned, signedUrl, until, waitForRun } from '../helpers/runs';
-import { getStack, type RunningWorker } from '../helpers/stack';
+import { getStack } from '../helpers/stack';
 
 const toolMessages = (req: RecordedRequest) => (req.body.messages as any[]).filter((m) => m.role === 'tool');
 const msgs = (run: { results: Array<{ msg: string }> }) => run.results.map((e) => e.msg);
@@ -18,18 +18,7 @@ const SETTINGS = { MCP_ALLOWLIST: '127.0.0.1', TEMPORAL_TASK_QUEUE: `mcp-task-en
  */
 describe('runs: MCP tasks that never end or are lost', function () {
   this.timeout(60_000);
-  let worker: RunningWorker;
-  let server: { url: string; close(): Promise<void> };
-  before(async () => {
-    worker = await getStack().startWorker(SETTINGS);
-    server = await startApi(SETTINGS);
-  });
-  after(async () => {
-    await server?.close();
-    await worker?.stop();
-  });
-  beforeEach(() => getStack().fake.reset());
-  afterEach(() => getStack().fake.reset());
+  const server = useOwnWorkerAndApi(SETTINGS);
 
   /** A user of this file's API with the hostile server installed as `h` (no approvals), and a task `task`. */
   async function userWithHostile(task: string, limits?: { timeout_s: number }) {

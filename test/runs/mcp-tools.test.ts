@@ -1,8 +1,8 @@
 import { expect } from 'chai';
-import { getStack, type RunningWorker } from '../helpers/stack';
+import { getStack } from '../helpers/stack';
 import type { ChildProcess } from 'node:child_process';
 import crypto from 'node:crypto';
-import { api as apiFor, signedIn, startApi, type Api } from '../helpers/api';
+import { api as apiFor, signedIn, startApi, useOwnWorkerAndApi, type Api } from '../helpers/api';
 import { anthropicText, anthropicToolUse, openaiText, openaiToolCall, type RecordedRequest } from '../helpers/fake-provider';
 import { createTask, historyText, postSigned, signedUrl, until, waitForRun } from '../helpers/runs';
 import { everythingServer } from '../helpers/mcp-everything';
@@ -21,7 +21,7 @@ const msgs = (run: { results: Array<{ msg: string }> }) => run.results.map((e) =
 
 /** The worker and API of these tests: loopback MCP servers are allowed to them (MCP_ALLOWLIST), on a queue of their own. */
 const SETTINGS = { MCP_ALLOWLIST: '127.0.0.1', TEMPORAL_TASK_QUEUE: `mcp-runs-${crypto.randomBytes(4).toString('hex')}` };
-let server: { url: string; close(): Promise<void> };
+let server: { readonly url: string };
 
 /** A signed-in user of this file's API. */
 async function user() {
@@ -65,17 +65,7 @@ async function trigger(api: Api, task: string, body: unknown = { text: 'x' }) {
 
 describe('runs: tools from MCP servers installed in the profile', function () {
   this.timeout(60_000);
-  let worker: RunningWorker;
-  before(async () => {
-    worker = await getStack().startWorker(SETTINGS);
-    server = await startApi(SETTINGS);
-  });
-  after(async () => {
-    await server.close();
-    await worker.stop();
-  });
-  beforeEach(() => getStack().fake.reset());
-  afterEach(() => getStack().fake.reset());
+  server = useOwnWorkerAndApi(SETTINGS);
 
   it('lets the model call a tool of a real MCP server installed through the API, and feeds its answer back', async () => {
     const { api } = await user();
