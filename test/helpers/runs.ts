@@ -2,12 +2,20 @@ import type { Client } from '@temporalio/client';
 import { expect } from 'chai';
 import type { Api } from './api';
 
-/** Polls a run URL (as a client would) until it is closed; returns the closed run. */
+/**
+ * Polls a run URL (as a client would) until it is closed; returns the closed run. A 503 (a dependency did not answer in
+ * time, as a loaded machine's FerretDB may not: "retry in a moment", with `Retry-After`) is asked again, as the API
+ * tells clients to, until the deadline; any other answer but 200 fails.
+ */
 export async function waitForRun(api: Api, url: string, timeoutMs = 25_000): Promise<any> {
   const path = new URL(url).pathname;
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const res = await api.get(path);
+    if (res.status === 503 && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 1_000 * Number(res.headers.get('retry-after') ?? 1)));
+      continue;
+    }
     expect(res.status, res.text).to.equal(200);
     if (res.body.status === 'ready' || res.body.status === 'error') return res.body;
     if (Date.now() > deadline) throw new Error(`run did not close: ${res.text}`);
