@@ -166,7 +166,21 @@ export function createMcpTaskSteps(deps: {
     if (!install.offers(input.tool)) return errorResult(`"${input.install}" no longer offers the tool "${input.tool}"`);
     return { url: install.url, headers: install.headers, ...(install.oauth ? { oauth: install.oauth } : {}) };
   };
+  /**
+   * A step on a started task, or what the model hears when its server answered without the task (it lost it). A server
+   * not reached is thrown, to be asked again (the activity's retries).
+   */
   const lost = (err: McpCallFailed) => errorResult(`the task's result is lost: ${err.message}`);
+  const orLost = async <T, L>(step: () => Promise<T>, signal: AbortSignal, asLost: (err: McpCallFailed) => L): Promise<T | L> => {
+    try {
+      return await step();
+    } catch (err) {
+      signal.throwIfAborted();
+      if (!(err instanceof McpCallFailed)) throw err;
+      if (!err.reachedServer && err.reason !== 'session_expired') throw err;
+      return asLost(err);
+    }
+  };
   return {
     async start(input: McpToolCallInput, signal: AbortSignal): Promise<McpTaskStarted> {
       const where = await server(input);
@@ -182,27 +196,12 @@ export function createMcpTaskSteps(deps: {
     async follow(input: Omit<McpToolCallInput, 'arguments'> & { task: McpTaskRef }, signal: AbortSignal): Promise<McpTaskState | { result: CallToolResult }> {
       const where = await server(input);
       if ('content' in where) return { result: where };
-      try {
-        return await deps.tasks.get(where, input.task, signal);
-      } catch (err) {
-        signal.throwIfAborted();
-        if (!(err instanceof McpCallFailed)) throw err;
-        // A server not reached is asked again (the activity's retries); one that answered without the task lost it.
-        if (!err.reachedServer && err.reason !== 'session_expired') throw err;
-        return { result: lost(err) };
-      }
+      return orLost(() => deps.tasks.get(where, input.task, signal), signal, (err) => ({ result: lost(err) }));
     },
     async result(input: Omit<McpToolCallInput, 'arguments'> & { task: McpTaskRef }, signal: AbortSignal): Promise<CallToolResult> {
       const where = await server(input);
       if ('content' in where) return where;
-      try {
-        return await deps.tasks.result(where, input.task, signal);
-      } catch (err) {
-        signal.throwIfAborted();
-        if (!(err instanceof McpCallFailed)) throw err;
-        if (!err.reachedServer && err.reason !== 'session_expired') throw err;
-        return lost(err);
-      }
+      return orLost(() => deps.tasks.result(where, input.task, signal), signal, lost);
     },
     /**
      * A task waiting for input: its questions asked of a person (`ask`, as a call's are), then its result, or its state
@@ -211,15 +210,10 @@ export function createMcpTaskSteps(deps: {
     async answer(input: Omit<McpToolCallInput, 'arguments'> & { task: McpTaskRef }, signal: AbortSignal, ask: NonNullable<McpCallContext['ask']>): Promise<CallToolResult | McpTaskState> {
       const where = await server(input);
       if ('content' in where) return where;
-      try {
-        const got = await deps.tasks.answer(where, input.task, (params, s) => ask(`${input.install}__${input.tool}`, params, s), signal);
-        return got === 'working' ? { status: 'working' } : got;
-      } catch (err) {
-        signal.throwIfAborted();
-        if (!(err instanceof McpCallFailed)) throw err;
-        if (!err.reachedServer && err.reason !== 'session_expired') throw err;
-        return err.reason === 'timeout' ? errorResult(err.message) : lost(err);
-      }
+      const got = await orLost(() => deps.tasks.answer(where, input.task, (params, s) => ask(`${input.install}__${input.tool}`, params, s), signal), signal, (err) =>
+        err.reason === 'timeout' ? errorResult(err.message) : lost(err),
+      );
+      return got === 'working' ? { status: 'working' } : got;
     },
     async cancel(input: Omit<McpToolCallInput, 'arguments'> & { task: McpTaskRef }): Promise<void> {
       const where = await server(input);
