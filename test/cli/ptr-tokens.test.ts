@@ -1,22 +1,10 @@
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { expect } from 'chai';
-import { runCli } from '../../src/cli/ptr';
 import { api, signedIn, type Api } from '../helpers/api';
 import { createTask } from '../helpers/runs';
-import { atTeardown, getStack } from '../helpers/stack';
+import { ptrAs } from '../helpers/ptr';
 
-/** `ptr` in this process, for a user of the API: its output and exit code. */
-async function ptr(args: string[], sessionId: string) {
-  const home = fs.mkdtempSync(path.join(os.tmpdir(), 'ptr-home-'));
-  atTeardown(async () => fs.rmSync(home, { recursive: true, force: true }));
-  let stdout = '';
-  let stderr = '';
-  const env = { HOME: home, XDG_CONFIG_HOME: path.join(home, '.config'), MCP_RUN_ORIGIN: getStack().apiUrl, MCP_RUN_SESSION_ID: sessionId };
-  const code = await runCli(args, { env, stdout: { write: (s: string) => (stdout += s) }, stderr: { write: (s: string) => (stderr += s) } });
-  return { code, stdout, stderr };
-}
+/** `ptr` in this process, for a user of the shared stack's API. */
+const ptr = (args: string[], sessionId: string) => ptrAs(args, sessionId);
 
 const withToken = (token: string) => ({ headers: { authorization: `Bearer ${token}` } });
 

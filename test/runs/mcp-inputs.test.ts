@@ -1,15 +1,12 @@
 import crypto from 'node:crypto';
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { expect } from 'chai';
-import { runCli } from '../../src/cli/ptr';
 import { api as apiFor, signedIn, startApi, useOwnWorkerAndApi, type Api } from '../helpers/api';
 import { openaiText, openaiToolCall, type RecordedRequest } from '../helpers/fake-provider';
 import { everythingServer } from '../helpers/mcp-everything';
 import { createTask, postSigned, signedUrl, until, waitForRun } from '../helpers/runs';
-import { atTeardown, getStack } from '../helpers/stack';
+import { getStack } from '../helpers/stack';
+import { ptrAs } from '../helpers/ptr';
 
 const ASK = 'ev__trigger-elicitation-request';
 const ASK_URL = 'ev__trigger-url-elicitation';
@@ -209,15 +206,7 @@ describe('runs: an MCP server asks a person during a tool call', function () {
     const { url, path: runPath } = await trigger(api);
     const { input } = await question(api, runPath);
     const run = runPath.split('/').pop()!;
-    const ptr = async (args: string[]) => {
-      const home = fs.mkdtempSync(path.join(os.tmpdir(), 'ptr-home-'));
-      atTeardown(async () => fs.rmSync(home, { recursive: true, force: true }));
-      let stdout = '';
-      let stderr = '';
-      const env = { HOME: home, XDG_CONFIG_HOME: path.join(home, '.config'), MCP_RUN_ORIGIN: server.url, MCP_RUN_SESSION_ID: sessionId };
-      const code = await runCli(args, { env, stdout: { write: (t: string) => (stdout += t) }, stderr: { write: (t: string) => (stderr += t) } });
-      return { code, stdout, stderr };
-    };
+    const ptr = (args: string[]) => ptrAs(args, sessionId, server.url);
     const listed = await ptr(['approvals']);
     expect(listed.code, listed.stderr).to.equal(0);
     expect(listed.stdout).to.include(`asks: "${input.message}"`);
