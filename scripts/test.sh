@@ -23,6 +23,10 @@ echo "[test] lint"; npx eslint . --max-warnings 0
 phase_done 'type check and lint'
 
 passed=0 failed=0 status=0
+# Each failing mocha run's failures (mocha's own account after "N failing"), printed again at the very end: CI keeps
+# only the head and tail of a long log, and the fault suite runs last.
+failures=$(mktemp)
+trap 'rm -f "$failures"' EXIT
 # Runs mocha with the given command line, adds its counts to the totals and keeps the first failing exit status.
 run_mocha() {
   local name=$1 log rc p f
@@ -35,6 +39,11 @@ run_mocha() {
   set -e
   p=$(sed 's/\x1b\[[0-9;]*m//g' "$log" | grep -oE '^ +[0-9]+ passing' | tail -n1 | grep -oE '[0-9]+' || echo 0)
   f=$(sed 's/\x1b\[[0-9;]*m//g' "$log" | grep -oE '^ +[0-9]+ failing' | tail -n1 | grep -oE '[0-9]+' || echo 0)
+  if [ "${f:-0}" -gt 0 ]; then
+    { echo "--- $name"; sed 's/\x1b\[[0-9;]*m//g' "$log" | sed -n '/^ \{1,\}[0-9]\{1,\} failing/,$p' | head -n 80; } >> "$failures"
+  elif [ "$rc" -ne 0 ]; then
+    { echo "--- $name: exit status $rc without a failure reported; its last lines:"; sed 's/\x1b\[[0-9;]*m//g' "$log" | tail -n 30; } >> "$failures"
+  fi
   rm -f "$log"
   # A run that ended without reporting a failure (a crash, an abort) counts as one, so the closing line shows it.
   if [ "$rc" -ne 0 ] && [ "${f:-0}" -eq 0 ]; then f=1; fi
@@ -69,5 +78,9 @@ if [ $# -eq 0 ]; then
   echo "fault suite: $([ "$faults_status" -eq 0 ] && echo passed || echo failed) (test-results/faults-summary.json)"
   if [ "$status" -eq 0 ]; then status=$faults_status; fi
   phase_done 'fault suite'
+fi
+if [ -s "$failures" ]; then
+  echo "[test] failures (as reported above, again here at the end):"
+  cat "$failures"
 fi
 exit "$status"
