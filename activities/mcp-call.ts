@@ -29,13 +29,15 @@ export interface McpCallReport {
 
 /**
  * The activity's part in a call. `mayHaveRun`: an earlier attempt of this activity (its worker lost) had begun sending
- * the call, as its last heartbeat said (`sending`, called just before each send, heartbeats it at once).
+ * the call, as its last heartbeat said. `sending`, awaited just before each send, heartbeats that; for a tool that is
+ * not idempotent it settles only once Temporal has recorded it, so a worker lost right after the send leaves the next
+ * attempt knowing (it throws, nothing sent, when Temporal cannot record it).
  */
 export interface McpCallContext {
   mayHaveRun: boolean;
   signal: AbortSignal;
   heartbeat(): void;
-  sending(): void;
+  sending(): void | Promise<void>;
   /** Answers the server's sampling requests with the run's model, when the install allows them; absent: refused. */
   sample?: McpSample;
   /** Asks a person what the server asks during the call (`tool`: `<install>__<tool>`); without it the server is declined. */
@@ -95,7 +97,7 @@ export function createMcpToolCaller(deps: {
     };
     for (let attempt = 1; ; attempt++) {
       try {
-        context.sending();
+        await context.sending();
         return report(await deps.calls.callTool(server, { name: input.tool, arguments: input.arguments }, watch));
       } catch (err) {
         context.signal.throwIfAborted();

@@ -215,9 +215,15 @@ export function createRunActivities(deps: ActivityDeps, runs: Runs) {
       let sending = false;
       const heartbeat = () => ctx.heartbeat(sending ? { sending } : undefined);
       const mayHaveRun = ctx.info.attempt > 1 && (ctx.info.heartbeatDetails as { sending?: boolean } | undefined)?.sending === true;
-      const sendingNow = () => {
+      let recorded = false;
+      const sendingNow = async () => {
         sending = true;
         heartbeat();
+        // The SDK sends heartbeats when it sees fit and never says when they landed; a call that must not run twice is
+        // sent only once the server has recorded that it is being sent (one round trip, the first send only).
+        if (call.idempotent || recorded) return;
+        await deps.temporal.activity.heartbeat(ctx.info.taskToken, { sending: true });
+        recorded = true;
       };
       const sample = sampling ? { sample: createRunSampler(askProvider, sampling) } : {};
       const ask = (tool: string, params: Parameters<typeof askInput>[2], signal: AbortSignal) => askInput(run, tool, params, signal);

@@ -226,7 +226,7 @@ describe('runs: tools from MCP servers installed in the profile', function () {
   it('tells the model a call whose worker was killed mid-call may or may not have run, and never sends it again', async function () {
     this.timeout(120_000);
     const { username, sessionId } = await signedIn();
-    const { fake, env } = getStack();
+    const { fake, env, temporal } = getStack();
     const hostile = await hostileServer();
     // A worker process of its own queue, killed for real while the call waits on the server; its heartbeats say the
     // call was being sent, so the next worker does not send it again (the tool is not idempotent).
@@ -241,10 +241,27 @@ describe('runs: tools from MCP servers installed in the profile', function () {
       const calls = hostile.stats.calls[TOOLS.hangs] ?? 0;
       fake.script([openaiToolCall([{ name: `h__${TOOLS.hangs}`, arguments: {} }]), (req) => openaiText(`final: ${toolMessages(req)[0].content}`)]);
       children.push(await startWorkerProcess({ ...env, ...settings }));
+      const exited = new Promise((r) => children[0]!.once('exit', r));
+      // Killed the moment the server counts the call, in its own handler: as early after the send as can be.
+      let counted = calls;
+      Object.defineProperty(hostile.stats.calls, TOOLS.hangs, {
+        configurable: true,
+        enumerable: true,
+        get: () => counted,
+        set: (n: number) => {
+          counted = n;
+          children[0]!.kill('SIGKILL');
+        },
+      });
       const url = await trigger(api, 'killed');
       await until('the call on the server', () => (hostile.stats.calls[TOOLS.hangs] ?? 0) > calls);
-      children[0]!.kill('SIGKILL');
-      await new Promise((r) => children[0]!.once('exit', r));
+      await exited;
+      // What the next attempt will read: Temporal had recorded that the call was being sent before the server got it
+      // (the SDK's own heartbeats are sent when it sees fit; a worker killed this fast used to leave none).
+      const id = runWorkflowId({ owner: username, profile: 'default', task: 'killed', run: url.split('/').at(-1)! });
+      const pending = (await temporal.workflow.getHandle(id).describe()).raw.pendingActivities ?? [];
+      const details = pending.find((a) => a.activityType?.name === 'callMcpTool')?.heartbeatDetails?.payloads?.[0]?.data;
+      expect(details && JSON.parse(Buffer.from(details).toString()), 'the lost attempt\'s recorded heartbeat').to.deep.equal({ sending: true });
       children.push(await startWorkerProcess({ ...env, ...settings }));
       const run = await waitForRun(api, url, 90_000);
       expect(run.status, JSON.stringify(run.results)).to.equal('ready');
