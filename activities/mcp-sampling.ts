@@ -1,7 +1,9 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { ErrorCode, McpError, type CreateMessageRequest, type CreateMessageResult, type SamplingMessage } from '@modelcontextprotocol/sdk/types.js';
 import { ApplicationFailure } from '@temporalio/common';
 import { LEVEL } from '../src/contract/constants';
-import type { ImageItem, Runner, SampledUsage, SamplingInput, Turn } from '../src/contract/types';
+import type { FailureType } from '../src/contract/failures';
+import type { ImageItem, ProviderFailureDetails, Runner, SampledUsage, SamplingInput, Turn } from '../src/contract/types';
 import { linkedAbort } from './linked-abort';
 import type { ProviderAnswer, ProviderRequest, TokenUsage } from './providers/call';
 import { scrub } from './providers/errors';
@@ -23,6 +25,26 @@ export type AskProvider = (task: { taskId: string; taskVersion: number; runner: 
 /** Answers one sampling request; `sampled`: what the call's earlier requests used. Throws McpError to refuse. */
 export type McpSample = (params: CreateMessageRequest['params'], options: { signal: AbortSignal; sampled: SampledUsage }) => Promise<{ result: CreateMessageResult; usage: TokenUsage }>;
 
+/**
+ * A sampling request's provider call is tried SAMPLING_ATTEMPTS times while the provider says to try again (429, 5xx, not
+ * reached: FAILURES' retryable provider failures), after 1 s, then 2 s, or its `Retry-After` when that is longer, up to
+ * SAMPLING_MAX_WAIT_MS: the MCP server waits for the answer meanwhile (the call's idle timer is paused), so a longer
+ * wait is not made and the server hears the failure.
+ */
+const SAMPLING_ATTEMPTS = 3;
+const SAMPLING_FIRST_WAIT_MS = 1_000;
+const SAMPLING_MAX_WAIT_MS = 10_000;
+
+/** How long to wait before trying a failed sampling call again, or undefined when it is not tried again. */
+function retryWait(err: unknown, attempt: number): number | undefined {
+  if (attempt >= SAMPLING_ATTEMPTS || !(err instanceof ApplicationFailure)) return undefined;
+  const type = err.type as FailureType | undefined;
+  if (type !== 'ProviderUnavailable' && type !== 'ProviderUnreachable') return undefined;
+  const asked = (err.details?.[0] as ProviderFailureDetails | undefined)?.retryAfterMs ?? 0;
+  const wait = Math.max(asked, SAMPLING_FIRST_WAIT_MS * 2 ** (attempt - 1));
+  return wait <= SAMPLING_MAX_WAIT_MS ? wait : undefined;
+}
+
 /** MCP's stop reasons for the providers' own words; others are passed on as they are. */
 const STOP_REASONS: Record<string, string> = { stop: 'endTurn', end_turn: 'endTurn', length: 'maxTokens', max_tokens: 'maxTokens', stop_sequence: 'stopSequence' };
 
@@ -43,25 +65,33 @@ export function createRunSampler(ask: AskProvider, input: SamplingInput): McpSam
     if (params.tools?.length || params.toolChoice) throw new McpError(ErrorCode.InvalidParams, 'sampling with tools is not supported by this client');
     if (!Number.isInteger(params.maxTokens) || params.maxTokens < 1) throw new McpError(ErrorCode.InvalidParams, 'maxTokens: expected a whole number of at least 1');
     const conversation = params.messages.map(turnOf);
+    const request: ProviderRequest = {
+      model: model.model,
+      maxTokens: Math.min(params.maxTokens, model.maxTokens ?? Infinity),
+      conversation,
+      tools: [],
+      signal,
+      ...(params.systemPrompt ? { system: params.systemPrompt } : {}),
+      ...(params.temperature !== undefined ? { temperature: params.temperature } : {}),
+    };
     let answer: ProviderAnswer;
-    try {
-      answer = await ask(
-        { taskId: input.taskId, taskVersion: input.taskVersion, runner: model.runner },
-        {
-          model: model.model,
-          maxTokens: Math.min(params.maxTokens, model.maxTokens ?? Infinity),
-          conversation,
-          tools: [],
-          signal,
-          ...(params.systemPrompt ? { system: params.systemPrompt } : {}),
-          ...(params.temperature !== undefined ? { temperature: params.temperature } : {}),
-        },
-      );
-    } catch (err) {
-      signal.throwIfAborted();
-      // A provider's failure is scrubbed of its key where it is made (providers/errors.ts); anything else says no more.
-      const reason = err instanceof ApplicationFailure ? scrub(err.message, '') : 'an unexpected error';
-      throw new McpError(ErrorCode.InternalError, `the run's model could not answer: ${reason}`);
+    for (let attempt = 1; ; attempt++) {
+      try {
+        answer = await ask({ taskId: input.taskId, taskVersion: input.taskVersion, runner: model.runner }, request);
+        break;
+      } catch (err) {
+        signal.throwIfAborted();
+        const wait = retryWait(err, attempt);
+        if (wait !== undefined) {
+          // Stopped with the call: the signal's own reason, as a provider call stopped meanwhile would throw.
+          await sleep(wait, undefined, { signal }).catch(() => signal.throwIfAborted());
+          continue;
+        }
+        // A provider's failure is scrubbed of its key where it is made (providers/errors.ts); anything else says no more.
+        const reason = err instanceof ApplicationFailure ? scrub(err.message, '') : 'an unexpected error';
+        const tries = attempt > 1 ? ` (gave up after ${attempt} attempts)` : '';
+        throw new McpError(ErrorCode.InternalError, `the run's model could not answer: ${reason}${tries}`);
+      }
     }
     const stopReason = answer.stopReason ? (STOP_REASONS[answer.stopReason] ?? answer.stopReason) : undefined;
     const result: CreateMessageResult = { role: 'assistant', content: { type: 'text', text: answer.text }, model: model.model, ...(stopReason ? { stopReason } : {}) };

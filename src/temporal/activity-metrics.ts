@@ -1,6 +1,6 @@
 import type { ActivityInterceptorsFactory } from '@temporalio/worker';
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
-import type { FirstModelCall, FirstModelCallInput, ModelCallInput, ModelTurn, RunStatus, ToolOutcome } from '../contract/types';
+import type { FirstModelCall, FirstModelCallInput, ModelCallInput, ModelTurn, RunStatus, SamplingInput, ToolOutcome } from '../contract/types';
 import { RUNNERS } from '../store/tasks';
 
 type Outcome = 'completed' | 'failed' | 'cancelled';
@@ -13,7 +13,8 @@ const MODEL_LABELS = 20;
  * `ptr_activities_in_flight{activity}`, `ptr_activities_total{activity,outcome}`; for `callModel` (and a run's first
  * call, `prepareAndCallModel`),
  * `ptr_provider_call_duration_seconds{runner,outcome}` and `ptr_provider_tokens_total{runner,model,kind}`; for
- * `callTool`, `ptr_servlet_calls_total{outcome}`; and `ptr_run_status_transitions_total{to}`, the status changes
+ * `callTool`, `ptr_servlet_calls_total{outcome}`; an MCP call's sampling requests (`callMcpTool`'s `sampled`) add to
+ * the tokens as the run's model calls; and `ptr_run_status_transitions_total{to}`, the status changes
  * the runs' workflows write (a run ended by the reconciler or a read is not counted here). Metrics register once per
  * registry, so build one factory per registry and give it to every worker reporting there.
  */
@@ -63,10 +64,14 @@ export function activityMetrics(registry: Registry): ActivityInterceptorsFactory
     if (!models.has(model) && models.size < MODEL_LABELS) models.add(model);
     return models.has(model) ? model : 'other';
   };
+  /** Tokens a provider reported. */
+  const used = (labels: { runner: string; model: string }, usage: { input?: number; output?: number } | undefined) => {
+    tokens.inc({ ...labels, kind: 'input' }, usage?.input ?? 0);
+    tokens.inc({ ...labels, kind: 'output' }, usage?.output ?? 0);
+  };
   /** A model call's answer: its tokens, and the run's end when the call wrote it. */
   const answered = (labels: { runner: string; model: string }, turn: (ModelTurn & { finishedAt?: number }) | undefined) => {
-    tokens.inc({ ...labels, kind: 'input' }, turn?.usage?.input ?? 0);
-    tokens.inc({ ...labels, kind: 'output' }, turn?.usage?.output ?? 0);
+    used(labels, turn?.usage);
     if (turn?.finishedAt !== undefined) transitions.inc({ to: 'ready' });
   };
   /** What a completed activity's result says: tokens, tool outcomes, status changes. */
@@ -81,6 +86,11 @@ export function activityMetrics(registry: Registry): ActivityInterceptorsFactory
       answered({ runner: runnerOf(input), model: modelLabel(first.started?.prepared?.model) }, first);
     } else if (activity === 'callTool') {
       servletCalls.inc({ outcome: (result as ToolOutcome)?.isError ? 'error' : 'ok' });
+    } else if (activity === 'callMcpTool') {
+      // The MCP server's sampling requests were calls of the run's model (docs/mcp.md, "Sampling").
+      const sampled = (result as ToolOutcome)?.sampled;
+      const model = (input as { sampling?: SamplingInput })?.sampling?.model;
+      if (sampled && model) used({ runner: runnerOf({ runner: model.runner }), model: modelLabel(model.model) }, sampled);
     } else if (activity === 'prepareRun') {
       transitions.inc({ to: 'running' });
     } else if (activity === 'recordRun') {

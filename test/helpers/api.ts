@@ -104,7 +104,7 @@ export async function startApi(overrides: Record<string, string>): Promise<{ url
  * MCP servers allowed, a task queue of its own...) before its tests and stopped after them, the fake provider reset
  * around each test. Call it in the describe's body; `url` is the API's address once the tests run.
  */
-export function useOwnWorkerAndApi(settings: Record<string, string>): { readonly url: string } {
+export function useOwnWorkerAndApi(settings: Record<string, string>): { readonly url: string; readonly worker: RunningWorker } {
   let worker: RunningWorker | undefined;
   let server: { url: string; close(): Promise<void> } | undefined;
   before(async () => {
@@ -121,6 +121,10 @@ export function useOwnWorkerAndApi(settings: Record<string, string>): { readonly
     get url() {
       if (!server) throw new Error('the API of this describe has not started (its before hook failed or has not run)');
       return server.url;
+    },
+    get worker() {
+      if (!worker) throw new Error('the worker of this describe has not started (its before hook failed or has not run)');
+      return worker;
     },
   };
 }

@@ -16,7 +16,14 @@ const SETTINGS = { MCP_ALLOWLIST: '127.0.0.1', TEMPORAL_TASK_QUEUE: `mcp-samplin
 const KEY = 'sk-test-key-0123456789abcdef';
 const TOOL = 'ev__trigger-sampling-request';
 const SERVER_SYSTEM_PROMPT = 'You are a helpful test server.';
-let server: { readonly url: string };
+let server: ReturnType<typeof useOwnWorkerAndApi>;
+
+/** The worker's `ptr_provider_tokens_total` for the fake's model, by kind. */
+async function tokensCounted(): Promise<{ input: number; output: number }> {
+  const metric = await server.worker.worker.metrics.getSingleMetric('ptr_provider_tokens_total')!.get();
+  const of = (kind: string) => metric.values.find((v) => v.labels.runner === 'openai' && v.labels.model === 'test-model' && v.labels.kind === kind)?.value ?? 0;
+  return { input: of('input'), output: of('output') };
+}
 
 const toolMessages = (req: RecordedRequest) => (req.body.messages as any[]).filter((m) => m.role === 'tool');
 const msgs = (run: { results: Array<{ msg: string }> }) => run.results.map((e) => e.msg);
@@ -72,9 +79,12 @@ describe('runs: MCP sampling with the run\'s model', function () {
       openaiText('teal, said the fake', { input: 7, output: 3 }),
       (req) => openaiText(`final: ${toolMessages(req)[0].content}`, { input: 20, output: 4 }),
     ]);
+    const before = await tokensCounted();
     const url = await trigger(api, 'sample');
     const run = await waitForRun(api, url);
     expect(run.status, JSON.stringify(run.results)).to.equal('ready');
+    const after = await tokensCounted();
+    expect({ input: after.input - before.input, output: after.output - before.output }, 'the worker\'s token metric counts the sampling as a model call').to.deep.equal({ input: 37, output: 12 });
     const sampling = fake.requests[1]!;
     expect(sampling.headers.authorization).to.equal(`Bearer ${KEY}`);
     expect(sampling.body.model).to.equal('test-model');
@@ -161,24 +171,64 @@ describe('runs: MCP sampling with the run\'s model', function () {
     expect(toolMessages(fake.requests[1]!)[0].content).to.include("the run's token budget of 15 is spent (it used 15 tokens)");
   });
 
-  it('gives the server the provider\'s failure as an MCP error, its key removed, and the run goes on', async () => {
+  it('gives the server the provider\'s refusal as an MCP error, its key removed, and the run goes on', async () => {
     const { api, username } = await user();
     const { fake, temporal } = getStack();
     await installEverything(api, { sampling: true });
     await createTask(api, 'default', 'broken', { key: KEY });
     fake.script([
       openaiToolCall([{ id: 'call_1', name: TOOL, arguments: { prompt: 'say hi' } }]),
-      providerError('openai', 500, `upstream broke while serving ${KEY}`),
+      providerError('openai', 401, `the key ${KEY} is not valid here`),
       (req) => openaiText(`final: ${toolMessages(req)[0].content}`),
     ]);
     const url = await trigger(api, 'broken');
     const run = await waitForRun(api, url);
     expect(run.status, JSON.stringify(run.results)).to.equal('ready');
+    expect(fake.requests, 'a refusal is not tried again').to.have.length(3);
     const heard = toolMessages(fake.requests[2]!)[0].content as string;
-    expect(heard).to.include("the run's model could not answer: openai answered 500: upstream broke while serving [redacted]");
+    expect(heard).to.include("the run's model could not answer: openai answered 401: the key [redacted] is not valid here");
     expect(heard).not.to.include(KEY);
     expect(JSON.stringify(run)).not.to.include(KEY);
     expect(await historyText(temporal, workflowOf(username, 'broken', url))).not.to.include(KEY);
+    expect(run.usage).to.include({ model_calls: 2 });
+  });
+
+  it('tries the sampling call again after a provider\'s 429 or 5xx, and answers the server with the model\'s answer', async () => {
+    const { api } = await user();
+    const { fake } = getStack();
+    await installEverything(api, { sampling: true });
+    await createTask(api, 'default', 'busy', { key: KEY });
+    fake.script([
+      openaiToolCall([{ id: 'call_1', name: TOOL, arguments: { prompt: 'name a colour' } }]),
+      providerError('openai', 429, 'slow down'),
+      providerError('openai', 503, 'overloaded'),
+      openaiText('amber, said the fake', { input: 7, output: 3 }),
+      (req) => openaiText(`final: ${toolMessages(req)[0].content}`),
+    ]);
+    const run = await waitForRun(api, await trigger(api, 'busy'));
+    expect(run.status, JSON.stringify(run.results)).to.equal('ready');
+    expect(fake.requests).to.have.length(5);
+    expect(toolMessages(fake.requests[4]!)[0].content).to.include('amber, said the fake');
+    // The failed attempts cost nothing: one sampling call, counted once.
+    expect(run.usage).to.include({ model_calls: 3 });
+  });
+
+  it('gives the server the provider\'s failure after three attempts at a sampling call', async () => {
+    const { api } = await user();
+    const { fake } = getStack();
+    await installEverything(api, { sampling: true });
+    await createTask(api, 'default', 'down', { key: KEY });
+    fake.script([
+      openaiToolCall([{ id: 'call_1', name: TOOL, arguments: { prompt: 'say hi' } }]),
+      providerError('openai', 500, 'upstream broke'),
+      providerError('openai', 502, 'upstream broke'),
+      providerError('openai', 503, 'upstream broke'),
+      (req) => openaiText(`final: ${toolMessages(req)[0].content}`),
+    ]);
+    const run = await waitForRun(api, await trigger(api, 'down'));
+    expect(run.status, JSON.stringify(run.results)).to.equal('ready');
+    expect(fake.requests).to.have.length(5);
+    expect(toolMessages(fake.requests[4]!)[0].content).to.include("the run's model could not answer: openai answered 503: upstream broke (gave up after 3 attempts)");
     expect(run.usage).to.include({ model_calls: 2 });
   });
 });
