@@ -22,7 +22,8 @@ export function refuseCrossSite(publicUrl: string): Middleware {
         throw forbidden('sec-fetch-site: the browser says this request comes from another site; it is refused (docs/console.md)', 'cross_site_request');
       }
       const origin = ctx.get('origin');
-      if (origin && origin !== own && origin !== ctx.origin) {
+      // Not `ctx.origin`: Koa 3 answers the Origin header there.
+      if (origin && origin !== own && origin !== `${ctx.protocol}://${ctx.host}`) {
         throw forbidden(`origin: ${origin.slice(0, 200)} is not this API's (${own}); a request from another site is refused (docs/console.md)`, 'cross_site_request');
       }
     }
