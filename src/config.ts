@@ -49,6 +49,8 @@ const schema = z.object({
   TEMPORAL_ADDRESS: z.string().regex(/^[^\s:]+:\d+$/, 'expected host:port'),
   TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
   TEMPORAL_TASK_QUEUE: z.string().min(1).default('prompt-tasks'),
+  /** The Temporal Web UI's address: the console links a run to its workflow there. Unset: no such links. */
+  TEMPORAL_UI_URL: optionalString.pipe(url.optional()),
   MASTER_KEY: masterKey,
   MASTER_KEYS_RETIRED: list.pipe(z.array(masterKey)),
   SIGNING_SECRET: z.string().min(32, 'must be at least 32 characters'),
@@ -219,6 +221,11 @@ function describeIssues(issues: z.core.$ZodIssue[], env: Record<string, string |
   });
 }
 
+/** PUBLIC_URL as the API answers with it: as set, else the API's own address; never with a trailing "/". */
+export function publicUrlOf(c: { PUBLIC_URL?: string; HOST: string; PORT: number }): string {
+  return (c.PUBLIC_URL ?? `http://${c.HOST === '0.0.0.0' ? '127.0.0.1' : c.HOST}:${c.PORT}`).replace(/\/+$/, '');
+}
+
 /** Throws ConfigError naming every bad or missing variable. */
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
   const parsed = schema.safeParse(env);
@@ -228,7 +235,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   const c = parsed.data;
   return {
     ...c,
-    PUBLIC_URL: (c.PUBLIC_URL ?? `http://${c.HOST === '0.0.0.0' ? '127.0.0.1' : c.HOST}:${c.PORT}`).replace(/\/+$/, ''),
+    PUBLIC_URL: publicUrlOf(c),
     // The hosted service's Variant A documentation: "we currently support gpt-4o".
     VARIANT_A_MODEL: c.VARIANT_A_MODEL ?? 'gpt-4o',
   };

@@ -14,6 +14,7 @@ import { promisify } from 'node:util';
 import { ConfigError, loadConfig, loadConfigSubset, loadDevConfig, type DevConfig } from '../config';
 import { connectDb } from '../store/connect';
 import { createSession } from '../store/sessions';
+import { createSignInLink, signInUrl } from '../store/sign-in-links';
 import { searchAttributeFlags } from '../temporal/search-attributes';
 import { assertPortFree, ferretDbArgs, portOpen, ProcessGroup, waitFor } from './dev-processes';
 import { removeDevStack, resolveDataDir, writeDevStack } from './dev-stack-file';
@@ -77,11 +78,11 @@ async function main() {
     const secrets = loadOrCreateSecrets(secretsFile);
     // The Web UI shows stored prompts and answers through the API's codec endpoint; with CODEC_TOKEN set, the API
     // wants it, and the UI can only send it in the path.
-    const { CODEC_TOKEN } = loadConfigSubset(['CODEC_TOKEN']);
+    const { CODEC_TOKEN, TEMPORAL_UI_URL } = loadConfigSubset(['CODEC_TOKEN', 'TEMPORAL_UI_URL']);
     const codecEndpoint = `http://127.0.0.1:${dev.PORT}/codec${CODEC_TOKEN ? `/${encodeURIComponent(CODEC_TOKEN)}` : ''}`;
     const codecShown = CODEC_TOKEN ? `http://127.0.0.1:${dev.PORT}/codec/<CODEC_TOKEN>` : codecEndpoint;
     let temporalAddress = dev.TEMPORAL_ADDRESS;
-    let uiUrl = 'your Temporal cluster\'s Web UI';
+    let uiUrl = TEMPORAL_UI_URL ?? 'your Temporal cluster\'s Web UI';
     let codecNote = "set it as your Web UI's codec endpoint to see stored contents";
     if (!temporalAddress) {
       await assertPortFree(dev.DEV_TEMPORAL_PORT, 'Temporal', 'set DEV_TEMPORAL_PORT, or TEMPORAL_ADDRESS to use a running server');
@@ -122,7 +123,9 @@ async function main() {
 
     // The children's output is a pipe, never a terminal: this command decides for them.
     const logFormat = dev.LOG_FORMAT ?? (process.stdout.isTTY ? 'pretty' : 'json');
-    const env = { ...process.env, ...secrets, MONGO_URL: mongoUrl, TEMPORAL_ADDRESS: temporalAddress, PORT: String(dev.PORT), LOG_FORMAT: logFormat };
+    // The console links each run to its workflow in the Web UI: this one's, unless TEMPORAL_UI_URL names another.
+    const webUi = TEMPORAL_UI_URL ?? (dev.TEMPORAL_ADDRESS ? undefined : uiUrl);
+    const env = { ...process.env, ...secrets, MONGO_URL: mongoUrl, TEMPORAL_ADDRESS: temporalAddress, PORT: String(dev.PORT), LOG_FORMAT: logFormat, ...(webUi ? { TEMPORAL_UI_URL: webUi } : {}) };
     const config = loadConfig(env);
     // The worker's /metrics (its `ptr_` metrics), /healthz and /readyz: next to the API unless set.
     const workerHttpPort = config.WORKER_HTTP_PORT ?? dev.PORT + 1;
@@ -138,6 +141,7 @@ async function main() {
 
     const db = await connectDb(mongoUrl);
     const session = await createSession(db.models, dev.DEV_USER, config.SESSION_TTL_HOURS);
+    const link = await createSignInLink(db.models, dev.DEV_USER);
     await db.close();
 
     const api = config.PUBLIC_URL;
@@ -159,6 +163,8 @@ async function main() {
     process.stdout.write(`
 Prompt task runner is up.
   API:              ${api}   (every route: ${api}/docs)
+  Console:          ${api}/console
+  Sign in:          ${signInUrl(api, link.token)}   (as "${dev.DEV_USER}"; once, within 10 minutes; another: npm run -s ptr -- console)
   Temporal Web UI:  ${uiUrl}   (namespace ${config.TEMPORAL_NAMESPACE}; each run is a workflow "run/<user>/<profile>/<task>/<run>")
   Codec endpoint:   ${codecShown}   (${codecNote})
   Temporal gRPC:    ${temporalAddress}

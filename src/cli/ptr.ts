@@ -9,6 +9,7 @@
 import { Command, CommanderError } from 'commander';
 import { accountCommands } from './ptr/account';
 import { approvalCommands } from './ptr/approvals';
+import { consoleCommands } from './ptr/console';
 import { createContext, type Sink } from './ptr/context';
 import { EXIT, Failure, UsageError } from './ptr/errors';
 import { profileCommands } from './ptr/profiles';
@@ -49,6 +50,7 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
   approvalCommands(program, ctx);
   accountCommands(program, ctx);
   tokenCommands(program, ctx);
+  consoleCommands(program, ctx);
 
   try {
     await program.parseAsync(argv, { from: 'user' });

@@ -3,22 +3,26 @@
  * `default` profile) when needed. Only a hash of each session id is stored, so an id is shown once, at creation.
  */
 import { parseArgs } from 'node:util';
-import { ConfigError } from '../config';
+import { ConfigError, publicUrlOf } from '../config';
 import { connectDb } from '../store/connect';
 import { NAME_PATTERN, NAME_RULE } from '../store/names';
 import { createSession, listSessions, revokeSessions } from '../store/sessions';
+import { createSignInLink, signInUrl } from '../store/sign-in-links';
 import { loadHelperSettings } from './dev-stack-file';
 
 const USAGE = `Usage:
   npm run session -- create --user NAME              create a session (and the user if new); prints "Session: <id>"
+                                                     and "Sign in:  <link>", a one-time link to the console
   npm run session -- list --user NAME                list the user's sessions by hint (the id's last 6 characters)
   npm run session -- revoke --user NAME --id=HINT    revoke one session (its hint as listed, or its full id; with
                                                      "=", since a hint may start with "-")
   npm run session -- revoke --user NAME --all        revoke every session of the user
 
-Send the id as a cookie: Cookie: sessionId=<id>. Sessions expire after SESSION_TTL_HOURS.
-Environment: MONGO_URL (required), SESSION_TTL_HOURS (default 720). While npm run dev runs, MONGO_URL defaults to its
-database (found through <DEV_DATA_DIR>/dev-stack.json).`;
+Send the id as a cookie: Cookie: sessionId=<id>. Sessions expire after SESSION_TTL_HOURS. The sign-in link opens the
+console signed in as the user (a new session); it works once, within 10 minutes.
+Environment: MONGO_URL (required), SESSION_TTL_HOURS (default 720), PUBLIC_URL (the links' base; default
+http://<HOST>:<PORT>). While npm run dev runs, MONGO_URL and PUBLIC_URL default to its database and API (found through
+<DEV_DATA_DIR>/dev-stack.json).`;
 
 class UsageError extends Error {}
 
@@ -56,9 +60,9 @@ async function main(argv: string[]): Promise<number> {
     console.log(USAGE);
     return 0;
   }
-  let config: { MONGO_URL: string; SESSION_TTL_HOURS: number };
+  let config: { MONGO_URL: string; SESSION_TTL_HOURS: number; PUBLIC_URL?: string; HOST: string; PORT: number };
   try {
-    config = loadHelperSettings('session', ['MONGO_URL', 'SESSION_TTL_HOURS']);
+    config = loadHelperSettings('session', ['MONGO_URL', 'SESSION_TTL_HOURS', 'PUBLIC_URL', 'HOST', 'PORT']);
   } catch (err) {
     if (!(err instanceof ConfigError)) throw err;
     console.error(err.message);
@@ -72,6 +76,8 @@ async function main(argv: string[]): Promise<number> {
       console.log(`Session: ${id}`);
       console.log(`Expires: ${expires_at.toISOString()}`);
       console.log(`Cookie:  sessionId=${id}`);
+      const link = await createSignInLink(models, cmd.user);
+      console.log(`Sign in:  ${signInUrl(publicUrlOf(config), link.token)}`);
     } else if (cmd.command === 'list') {
       const now = Date.now();
       const sessions = await listSessions(models, cmd.user);

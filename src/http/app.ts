@@ -8,6 +8,7 @@ import { jsonBody } from './middleware/body';
 import { requestDeadline } from './middleware/deadline';
 import { requireSession } from './middleware/auth';
 import { accessLog } from './middleware/access-log';
+import { refuseCrossSite } from './middleware/same-site';
 import { requestMetrics } from './middleware/metrics';
 import { usersRouter } from './routes/users/router';
 import { profilesRouter } from './routes/profiles/router';
@@ -26,6 +27,7 @@ import { tokensRouter } from './routes/tokens/router';
 import { codecRouter } from './routes/codec/router';
 import { healthRouter } from './routes/health/router';
 import { docsRouter } from './routes/docs/router';
+import { consoleRouter, signInRouter } from './routes/sign-in/router';
 import { createRuns } from '../runs';
 import { createRunReader } from '../runs/live-reader';
 import { createRegistry } from '../metrics';
@@ -90,6 +92,7 @@ export function createApp(deps: AppDeps): Koa {
   open.use(signedTriggerRouter(deps, runs).routes());
   open.use(codecRouter(deps).routes());
   open.use(docsRouter(deps).routes());
+  open.use(signInRouter(deps).routes());
 
   const api = new Router({ prefix: '/api' });
   api.use(requireSession(deps.db.models, deps.config.SESSION_CACHE_MS));
@@ -106,10 +109,13 @@ export function createApp(deps: AppDeps): Koa {
   api.use(approvalsRouter(deps).routes());
   api.use(mcpRouter(deps).routes());
   api.use(tokensRouter(deps).routes());
+  api.use(consoleRouter(deps).routes());
 
   app.use(requestMetrics(metrics));
   app.use(accessLog(deps.logger));
   app.use(errorHandler(deps.logger));
+  // Before any body is read: a write the cookie would authenticate, sent from another site, is refused.
+  app.use(refuseCrossSite(deps.config.PUBLIC_URL));
   // `/mcp/<profile>`: reads its own body and answers JSON-RPC errors itself (src/mcp-server/).
   app.use(mcp.middleware);
   app.use(moduleUploadBypass());

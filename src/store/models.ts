@@ -34,6 +34,20 @@ const session = new Schema(
 );
 
 /**
+ * A one-time sign-in link (store/sign-in-links.ts). `_id`: the sha256 of its token, which is never stored; using the
+ * link deletes it, and so does making a link once it has expired (no TTL index: FerretDB has none).
+ */
+const signInLink = new Schema(
+  {
+    _id: { type: String, required: true },
+    username: { type: String, required: true },
+    created_at: { type: Date, required: true },
+    expires_at: { type: Date, required: true },
+  },
+  opts,
+);
+
+/**
  * An access token (store/tokens.ts): a credential for the task and run routes and the MCP server, limited to some
  * profiles and scopes. Revoking deletes the document.
  */
@@ -421,6 +435,7 @@ export function registerModels(conn: Connection) {
     User: conn.model('User', user, 'users'),
     Session: conn.model('Session', session, 'sessions'),
     Token: conn.model('Token', token, 'tokens'),
+    SignInLink: conn.model('SignInLink', signInLink, 'sign_in_links'),
     Profile: conn.model('Profile', profile, 'profiles'),
     Task: conn.model('Task', task, 'tasks'),
     TaskVersion: conn.model('TaskVersion', taskVersion, 'task_versions'),

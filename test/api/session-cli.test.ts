@@ -106,7 +106,9 @@ describe('the session helper (npm run session)', function () {
       const username = uniqueUser('cli');
       const res = await sessionCli(['create', '--user', username], { DEV_DATA_DIR: dataDir });
       expect(res.code, res.stderr).to.equal(0);
-      expect(res.stderr.trim()).to.equal(`[session] using MONGO_URL of the dev stack started by npm run dev (${path.join(dataDir, 'dev-stack.json')}; DEV_DATA_DIR=${dataDir})`);
+      expect(res.stderr.trim()).to.equal(`[session] using MONGO_URL, PUBLIC_URL of the dev stack started by npm run dev (${path.join(dataDir, 'dev-stack.json')}; DEV_DATA_DIR=${dataDir})`);
+      // Its sign-in link is on the dev stack's API.
+      expect(res.stdout).to.contain(`Sign in:  ${getStack().apiUrl}/console#token=`);
       const id = /^Session: (\S+)$/m.exec(res.stdout)![1];
       expect((await api(id).get('/api/users/~')).body.username).to.equal(username);
     });

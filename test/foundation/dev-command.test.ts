@@ -119,6 +119,14 @@ describe('npm run dev', function () {
       body: JSON.stringify({ runner: 'openai', openai: { prompt: 'Say {{ text }}', model: 'm' }, settings: { key: 'sk-dev-kept-0123456789' } }),
     });
     expect(put.status).to.equal(201);
+    // The console's address, beside it a one-time link that signs the dev user in; the API links runs to this Web UI.
+    expect(first.output()).to.contain(`  Console:          ${api}/console\n`);
+    const link = /^ {2}Sign in: +(\S+)/m.exec(first.output())?.[1] ?? '';
+    expect(link.startsWith(`${api}/console#token=`), link).to.equal(true);
+    const signIn = await fetch(`${api}/api/sign-in`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ token: link.split('#token=')[1] }) });
+    expect(signIn.status).to.equal(204);
+    const settings = await (await fetch(`${api}/api/console/settings`, { headers })).json();
+    expect(settings).to.deep.include({ username: 'dev', temporal_ui_url: `http://127.0.0.1:${env.DEV_TEMPORAL_UI_PORT}` });
 
     // A second terminal: the session helper finds the running stack through its file.
     const stackFile = path.join(dataDir, 'dev-stack.json');
@@ -147,7 +155,7 @@ describe('npm run dev', function () {
     expect(found.stderr).to.contain('the only dev stack running');
     const helper = await sessionHelper(['create', '--user', 'alice'], dataDir);
     expect(helper.code, helper.stderr).to.equal(0);
-    expect(helper.stderr).to.contain('[session] using MONGO_URL of the dev stack started by npm run dev');
+    expect(helper.stderr).to.contain('[session] using MONGO_URL, PUBLIC_URL of the dev stack started by npm run dev');
     const alice = /^Session: (\S+)$/m.exec(helper.stdout)![1];
     const me = await fetch(`${api}/api/users/~`, { headers: { cookie: `sessionId=${alice}` } });
     expect(me.status).to.equal(200);

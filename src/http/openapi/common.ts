@@ -95,11 +95,13 @@ const WRITES = new Set(['put', 'post', 'delete']);
 /** What every session operation may also answer: no session (401), past the write limit (429), a stalled dependency (503). */
 export function withSessionErrors(op: Operation): Operation {
   if (!op.session) return op;
+  // Writes authenticated by the cookie are refused from another site (middleware/same-site.ts).
+  const crossSite = WRITES.has(op.method) ? '; `cross_site_request`: sent with the cookie from another site (docs/console.md)' : '';
   const more = errors({
     401: 'No session (neither a Bearer token nor the cookie), or an unknown, expired or revoked one (or access token)',
     403: tokenRouteOf(op.method, op.path)
-      ? ['An access token without the scope (`insufficient_scope`) or the profile (`profile_not_allowed`) this needs', 'insufficient_scope', 'scope: this access token lacks "runs:control" (it has "tasks:read", "runs:read")']
-      : ['`session_required`: an access token, which this route does not take (docs/tokens.md)', 'session_required', 'this route needs a session'],
+      ? [`An access token without the scope (\`insufficient_scope\`) or the profile (\`profile_not_allowed\`) this needs${crossSite}`, 'insufficient_scope', 'scope: this access token lacks "runs:control" (it has "tasks:read", "runs:read")']
+      : [`\`session_required\`: an access token, which this route does not take (docs/tokens.md)${crossSite}`, 'session_required', 'this route needs a session'],
     ...(WRITES.has(op.method) ? { 429: 'Past `WRITE_LIMIT_PER_MINUTE` (`write_limit`); `Retry-After` says when to retry' } : {}),
     503: '`mongodb_unavailable` or `temporal_unavailable`: a dependency did not answer in time; `Retry-After: 1`',
   });

@@ -8,6 +8,7 @@ import { operatorOperations } from './operator';
 import { runOperations } from './runs';
 import { scheduleOperations } from './schedules';
 import { servletOperations } from './servlets';
+import { signInOperations } from './sign-in';
 import { signedOperations } from './signed';
 import { taskOperations } from './tasks';
 import { tokenOperations } from './tokens';
@@ -31,6 +32,7 @@ export function apiOperations(config: Config): Operation[] {
     ...scheduleOperations(),
     ...servletOperations(),
     ...tokenOperations(),
+    ...signInOperations(),
   ].map(withSessionErrors);
 }
 
@@ -52,6 +54,7 @@ const TAGS = [
   { name: 'codec', description: 'The Temporal Web UI’s codec server' },
   { name: 'mcp', description: 'Your tasks as MCP tools at `/mcp/<profile>` (docs/mcp.md)' },
   { name: 'docs', description: 'This document and its page' },
+  { name: 'console', description: 'docs/console.md: signing in with a one-time link, signing out, the console’s settings' },
 ];
 
 export function buildOpenApiDocument(config: Config): Record<string, unknown> {
