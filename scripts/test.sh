@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# The whole test suite, as CI runs it: tools (built once per machine, Node 24 among them), the Python client's virtual
-# environment, type check, lint, the unit tests under Node 20 (this node) and Node 24, then mocha against the real
-# stack and the fault suite. Each phase prints its time ("[phase] <name>: N s").
-# With arguments, only mocha with them (e.g. one test file), under this node.
+# The whole test suite, as CI runs it: tools (built once per machine, Node 24 among them, and Debian's Chromium for the
+# browser tests), the Python client's virtual environment, type check, lint, the unit tests under Node 20 (this node)
+# and Node 24, then mocha against the real stack and the fault suite. Each phase prints its time
+# ("[phase] <name>: N s"). With arguments, only mocha with them (e.g. one test file), under this node.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -12,8 +12,9 @@ phase_done() { echo "[phase] $1: $((SECONDS - phase_start)) s"; phase_start=$SEC
 # On their own lines: a failure inside `eval "$(...)"` would not stop the script.
 tools=$(bash scripts/install-tools.sh)
 node24=$(bash scripts/install-node.sh)
+browser=$(bash scripts/install-browser.sh)
 # Only KEY=path lines: an empty one would make a bare `export`, which prints the whole environment.
-eval "$(printf '%s\n%s\n' "$tools" "$node24" | sed -n 's/^\([A-Z_0-9]*=.\)/export \1/p')"
+eval "$(printf '%s\n%s\n%s\n' "$tools" "$node24" "$browser" | sed -n 's/^\([A-Z_0-9]*=.\)/export \1/p')"
 bash scripts/python-client.sh
 export PTR_TEST_PYTHON="$PWD/.venv/bin/python"
 phase_done tools

@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { closeBrowser } from './helpers/browser';
 import { stopEverythingServer } from './helpers/mcp-everything';
 import { stopHostileServer } from './helpers/mcp-hostile-server';
 import { startStack, stopStack } from './helpers/stack';
@@ -24,8 +25,9 @@ export const mochaHooks = {
   },
   async afterAll(this: Mocha.Context) {
     this.timeout(60_000);
-    // The MCP test servers start on first use (test/helpers/mcp-*.ts); stopping one never started does nothing.
-    await Promise.all([stopEverythingServer(), stopHostileServer()]);
+    // The MCP test servers and the browser start on first use (test/helpers/mcp-*.ts, browser.ts); stopping one never
+    // started does nothing.
+    await Promise.all([stopEverythingServer(), stopHostileServer(), closeBrowser()]);
     await stopStack();
   },
 };

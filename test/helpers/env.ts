@@ -34,6 +34,8 @@ export const testEnv = {
   /** Node 24, for what needs Node 22 or later (the conformance suite): NODE24 (scripts/test.sh exports it), or found. */
   node24: node24(),
   python: process.env.PTR_TEST_PYTHON ?? (fs.existsSync('.venv/bin/python') ? path.resolve('.venv/bin/python') : undefined),
+  /** Chromium for the browser tests (test/console/): CHROMIUM (scripts/install-browser.sh prints it), or Debian's. */
+  chromium: process.env.CHROMIUM ?? '/usr/lib/chromium/chromium',
 };
 
 /** The environment for a child process the tests start: this one's (PATH, HOME...) plus `extra`. */
