@@ -51,9 +51,7 @@ describe('cookie-authenticated requests from a browser page', () => {
     return { seenByPage, exchange: answers.exchanges[0]! };
   }
 
-  // Enabled by the lead once the sign-in routes and the cross-site middleware (helper A's branch) are merged; both
-  // pass on console-signin at 6d931ca, and without the middleware the second fails (the profile is made: 201).
-  it.skip('accepts a POST from a page on the API\'s own origin, signed in by the cookie', async () => {
+  it('accepts a POST from a page on the API\'s own origin, signed in by the cookie', async () => {
     const { sessionId } = await signIn(b.page);
     const profile = uniqueUser('own');
     const { seenByPage, exchange } = await postFrom(b.page, `${getStack().apiUrl}/api/profiles/~/${profile}`);
@@ -63,7 +61,7 @@ describe('cookie-authenticated requests from a browser page', () => {
   });
 
   // Enabled by the lead with the one above.
-  it.skip('refuses a POST from a page on another loopback origin with 403 cross_site_request, though the cookie went along', async () => {
+  it('refuses a POST from a page on another loopback origin with 403 cross_site_request, though the cookie went along', async () => {
     const { sessionId } = await signIn(b.page);
     await b.page.goto(`${elsewhere.url}/`);
     const profile = uniqueUser('foreign');
