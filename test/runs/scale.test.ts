@@ -1,5 +1,6 @@
 import type { ChildProcess } from 'node:child_process';
 import crypto from 'node:crypto';
+import type { Client } from '@temporalio/client';
 import { expect } from 'chai';
 import { getStack } from '../helpers/stack';
 import { api as apiFor, signedIn, startApi } from '../helpers/api';
@@ -95,7 +96,14 @@ describe('runs: scale', () => {
       const triggers = await Promise.all(names.map((name) => postSigned(url, { text: name }, { 'run-id': name })));
       for (const t of triggers) expect(t.status, t.text).to.be.oneOf([200, 201]);
       // Generous: two worker processes of their own on a busy machine (a full suite beside other work took 60 s and more).
-      const runs = await Promise.all(triggers.map((t) => waitForRun(api, t.body.url, 100_000)));
+      const runs = await Promise.all(
+        names.map((name, i) =>
+          waitForRun(api, triggers[i]!.body.url, 100_000).catch(async (err: Error) => {
+            // What Temporal says of a run that did not close: a failure's only evidence once the stack is gone.
+            throw new Error(`${err.message}\n${await openWorkflow(temporal, runWorkflowId({ owner: username, profile: 'default', task: 'shared', run: name }))}`);
+          }),
+        ),
+      );
       expect(runs.every((r) => r.status === 'ready')).to.equal(true);
       for (const run of runs) {
         const msgs = run.results.map((e: any) => e.msg);
@@ -115,3 +123,21 @@ describe('runs: scale', () => {
     }
   });
 });
+
+/** A workflow's state as Temporal describes it: status, history length, pending activities (attempts, failures, heartbeats). */
+async function openWorkflow(temporal: Client, id: string): Promise<string> {
+  try {
+    const { status, historyLength, raw } = await temporal.workflow.getHandle(id).describe();
+    const pending = (raw.pendingActivities ?? []).map((a) => ({
+      activity: a.activityType?.name,
+      state: a.state,
+      attempt: a.attempt,
+      lastFailure: a.lastFailure?.message,
+      lastHeartbeat: a.lastHeartbeatTime?.seconds?.toString(),
+      lastWorker: a.lastWorkerIdentity,
+    }));
+    return `workflow ${id}: ${status.name}, ${historyLength} events, pending activities ${JSON.stringify(pending)}, pending workflow task ${JSON.stringify(raw.pendingWorkflowTask ?? null)}`;
+  } catch (err) {
+    return `workflow ${id}: not described (${(err as Error).message})`;
+  }
+}
