@@ -210,7 +210,9 @@ describe('runs: an MCP server asks a person during a tool call', function () {
     const listed = await ptr(['approvals']);
     expect(listed.code, listed.stderr).to.equal(0);
     expect(listed.stdout).to.include(`asks: "${input.message}"`);
-    expect(listed.stdout).to.include(`ptr run answer ask ${run} ${input.id} --accept '{}'`);
+    // The command to edit, with the form's required field, and the fields as a person reads them.
+    expect(listed.stdout).to.include(`ptr run answer ask ${run} ${input.id} --accept '{"name":"<name>"}'`);
+    expect(listed.stdout).to.match(/\n {6}name \(string, required\)/);
     const both = await ptr(['run', 'answer', 'ask', run, input.id, '--accept', '{}', '--decline']);
     expect(both.code).to.equal(2);
     const bad = await ptr(['run', 'answer', 'ask', run, input.id, '--accept', '{}']);

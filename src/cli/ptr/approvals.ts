@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import type { ApprovalsView } from '../../http/routes/approvals/schema';
+import { exampleAnswer, formFieldLines } from './input-form';
 import { table, when, type Context } from './context';
 
 type Pending = ApprovalsView['approvals'][number];
@@ -53,7 +54,13 @@ export function approvalCommands(program: Command, ctx: Context) {
         const approvals = pending.filter((p) => p.kind === 'approval');
         const inputs = pending.filter((p) => p.kind === 'input');
         if (approvals.length) lines.push('', 'to decide (add --deny to deny):', ...approvals.map((p) => `  ${approveCommand(p)}`));
-        if (inputs.length) lines.push('', "to answer (--accept '<json content>', --decline or --cancel):", ...inputs.map((p) => `  ${answerCommand(p)} --accept '{}'`));
+        if (inputs.length) {
+          lines.push('', "to answer (--accept '<json content>', --decline or --cancel):");
+          for (const p of inputs) {
+            lines.push(`  ${answerCommand(p)} --accept '${p.schema ? exampleAnswer(p.schema) : '{}'}'`);
+            lines.push(...formFieldLines(p.schema).map((f) => `      ${f}`));
+          }
+        }
         return lines;
       });
     });

@@ -1,4 +1,5 @@
 import type { Context } from './context';
+import { exampleAnswer, formFieldLines } from './input-form';
 import type { RunStatusData } from '../../http/routes/runs/events';
 
 /** Human output shows this much of a content; `--json` shows all of it. */
@@ -40,7 +41,10 @@ export function entryLines(id: number, entry: any, where?: RunWhere): string[] {
     lines.push(`    ${entry.input.tool} asks: ${indent(String(entry.input.message))}${entry.input.url ? `\n    at: ${entry.input.url}` : ''}`);
     const profile = where && where.profile !== 'default' ? ` -p ${where.profile}` : '';
     const command = `ptr run answer ${where?.task ?? '<task>'} ${where?.run ?? '<run>'} ${entry.input.id}${profile}`;
-    lines.push(`    answer: ${command} --accept '<json>'   (or: --decline, --cancel)`);
+    const fields = formFieldLines(entry.input.schema);
+    if (fields.length) lines.push('    fields:', ...fields.map((f) => `      ${f}`));
+    const accept = entry.input.schema ? exampleAnswer(entry.input.schema) : '<json>';
+    lines.push(`    answer: ${command} --accept '${accept}'   (or: --decline, --cancel)`);
   }
   return lines;
 }
