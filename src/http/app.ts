@@ -26,6 +26,7 @@ import { tokensRouter } from './routes/tokens/router';
 import { codecRouter } from './routes/codec/router';
 import { healthRouter } from './routes/health/router';
 import { docsRouter } from './routes/docs/router';
+import { consoleRouter } from './routes/console/router';
 import { createRuns } from '../runs';
 import { createRunReader } from '../runs/live-reader';
 import { createRegistry } from '../metrics';
@@ -90,6 +91,7 @@ export function createApp(deps: AppDeps): Koa {
   open.use(signedTriggerRouter(deps, runs).routes());
   open.use(codecRouter(deps).routes());
   open.use(docsRouter(deps).routes());
+  open.use(consoleRouter().routes());
 
   const api = new Router({ prefix: '/api' });
   api.use(requireSession(deps.db.models, deps.config.SESSION_CACHE_MS));
