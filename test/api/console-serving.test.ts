@@ -101,7 +101,7 @@ describe('the console, served at /console', () => {
       const res = await get(`${built.url}${p}`);
       expect(res.status, p).to.equal(404);
       expect(res.body.error.code, p).to.equal('not_found');
-      expect(res.headers.get('cache-control'), p).not.to.contain('immutable');
+      expect(res.headers.get('cache-control') ?? '', p).not.to.contain('immutable');
       expect(res.text, p).not.to.contain('not for the web');
     }
   });
