@@ -17,11 +17,13 @@ export function TriggerForm({ profile, task }: { profile: string; task: Task }) 
   const submit = async (event: Event) => {
     event.preventDefault();
     const form = event.currentTarget as HTMLFormElement;
-    if ('problem' in checkedData) return setProblem(`Trigger data: ${checkedData.problem}`);
+    // What the field holds now, whatever the last render saw.
+    const data = jsonObject((form.elements.namedItem('data') as HTMLTextAreaElement).value);
+    if ('problem' in data) return setProblem(`Trigger data: ${data.problem}`);
     setProblem(undefined);
     setBusy(true);
     try {
-      const run = await triggerRun(profile, task.name, checkedData.value, text(form, 'run'));
+      const run = await triggerRun(profile, task.name, data.value, text(form, 'run'));
       navigate(`${BASE}/runs/${seg(profile)}/${seg(task.name)}/${seg(run)}`);
     } catch (err) {
       setProblem(messageOf(err));
