@@ -11,8 +11,10 @@ export function ApprovalPanel({ runPath, approval, onDone }: { runPath: string; 
   const decide = async (approve: boolean) => {
     setBusy(true);
     setProblem(undefined);
+    // The field as it is now, whatever the last render saw.
+    const given = ((document.getElementById('deny-reason') as HTMLInputElement | null)?.value ?? reason).trim();
     try {
-      await json(await send('POST', `${runPath}/approvals/${encodeURIComponent(approval.id)}`, { approve, ...(reason.trim() ? { reason: reason.trim() } : {}) }));
+      await json(await send('POST', `${runPath}/approvals/${encodeURIComponent(approval.id)}`, { approve, ...(given ? { reason: given } : {}) }));
       onDone();
     } catch (err) {
       setProblem(messageOf(err));
