@@ -22,9 +22,8 @@ export function RunPage({ profile, task, run, settings }: Props) {
   const stream = useRunStream(runPath);
   const record = useLoad(
     () => ok(api.GET('/api/runs/{user}/{profile}/{task}/{run}', { params: { path: { user: '~', profile, task, run } } })),
+    // Read again at each status change and at the end, never on a timer: a followed run costs the API its stream only.
     [runPath, stream.changes],
-    // Usage and duration move between status changes too.
-    stream.ended ? undefined : 5000,
   );
   const status = stream.status ?? record.data?.status ?? 'pending';
   const live = LIVE.includes(status) && !stream.ended;
