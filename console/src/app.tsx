@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'preact/hooks';
-import { SIGNED_OUT } from './api/client';
+import { messageOf, SIGNED_OUT } from './api/client';
 import { loadSettings, signIn, signOut, takeFragmentToken, type ConsoleSettings } from './api/session';
 import { Link, match, navigate, useLocation, BASE } from './router';
 import { SignInPage } from './pages/sign-in';
@@ -38,7 +38,7 @@ export function App() {
   const { path, query } = useLocation();
 
   useEffect(() => {
-    start().then(setSession, (err: unknown) => setSession({ state: 'signed-out', problem: `The API did not answer: ${String(err)}` }));
+    start().then(setSession, (err: unknown) => setSession({ state: 'signed-out', problem: `Signing in did not work: ${messageOf(err)}` }));
     const lost = () => setSession({ state: 'signed-out', problem: 'Your session has ended. Sign in again.' });
     window.addEventListener(SIGNED_OUT, lost);
     return () => window.removeEventListener(SIGNED_OUT, lost);
