@@ -142,7 +142,7 @@ export function InputPanel({ runPath, input, onDone }: { runPath: string; input:
           </p>
         )}
         {properties.map(([name, s]) => (
-          <Field key={name} name={name} schema={s} required={schema.required?.includes(name) ?? false} value={values[name]} set={(v) => setValues({ ...values, [name]: v })} />
+          <Field key={name} name={name} schema={s} required={schema.required?.includes(name) ?? false} value={values[name]} set={(v) => setValues((now) => ({ ...now, [name]: v }))} />
         ))}
         {problem && <p role="alert">{problem}</p>}
         <button type="submit" disabled={busy}>Send answer</button>{' '}

@@ -21,7 +21,14 @@ export function PromptEditor({ initial }: { initial: string }) {
           {names.map((name) => (
             <p key={name}>
               <label for={`sample-${name}`}>Sample value for {name}</label>
-              <input id={`sample-${name}`} value={samples[name] ?? ''} onInput={(e) => setSamples({ ...samples, [name]: e.currentTarget.value })} />
+              <input
+                id={`sample-${name}`}
+                value={samples[name] ?? ''}
+                onInput={(e) => {
+                  const value = e.currentTarget.value;
+                  setSamples((now) => ({ ...now, [name]: value }));
+                }}
+              />
             </p>
           ))}
         </div>
