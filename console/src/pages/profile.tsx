@@ -39,7 +39,7 @@ export function ProfilePage({ profile }: { profile: string }) {
   };
 
   const testConnection = async (name: string) => {
-    setNotes({ ...notes, [name]: 'Connecting…' });
+    setNotes((n) => ({ ...n, [name]: 'Connecting…' }));
     try {
       const answer = await json<Install>(await send('POST', `${base}/${seg(name)}/refresh`));
       const tools = isMcp(answer) ? answer.mcp.tools.map((t) => t.name) : [];

@@ -109,8 +109,8 @@ export function RunPage({ profile, task, run, settings }: Props) {
         )}
       </p>
       {problem && <p role="alert">{problem}</p>}
-      {approval && <ApprovalPanel key={approval.id} runPath={runPath} approval={approval} onDone={() => setAnswered([...answered, approval.id])} />}
-      {input && <InputPanel key={input.id} runPath={runPath} input={input} onDone={() => setAnswered([...answered, input.id])} />}
+      {approval && <ApprovalPanel key={approval.id} runPath={runPath} approval={approval} onDone={() => setAnswered((now) => [...now, approval.id])} />}
+      {input && <InputPanel key={input.id} runPath={runPath} input={input} onDone={() => setAnswered((now) => [...now, input.id])} />}
       <section aria-labelledby="entries-heading">
         <h2 id="entries-heading">Entries</h2>
         <ol class="entries">
