@@ -7,7 +7,9 @@ COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
 COPY workflows ./workflows
 COPY activities ./activities
-RUN npx tsc -p tsconfig.build.json && npm prune --omit=dev --no-audit --no-fund
+# The web console (served at /console), built from the API's own OpenAPI document before dev packages go.
+COPY console ./console
+RUN bash console/scripts/build.sh && npx tsc -p tsconfig.build.json && npm prune --omit=dev --no-audit --no-fund
 
 FROM node:20-bookworm-slim
 ENV NODE_ENV=production
@@ -15,6 +17,7 @@ WORKDIR /app
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
 COPY --from=build /app/package.json ./
+COPY --from=build /app/console/dist ./console/dist
 # Workflows are bundled from source at worker start.
 COPY workflows ./workflows
 USER node

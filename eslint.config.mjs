@@ -6,7 +6,7 @@ const nodeBuiltins = [...builtinModules, ...builtinModules.map((m) => `node:${m}
 const sdks = ['openai', '@anthropic-ai/*', '@extism/*', 'mongoose', 'mustache', 'koa', '@koa/*', 'pino', 'undici', '@temporalio/client', '@temporalio/worker', '@temporalio/activity'];
 
 export default tseslint.config(
-  { ignores: ['node_modules/**', 'dist/**', '.data/**', '.venv/**', 'bench/results.json', 'test/fixtures/build/**'] },
+  { ignores: ['node_modules/**', 'dist/**', '.data/**', '.venv/**', 'bench/results.json', 'test/fixtures/build/**', 'console/dist/**', 'console/generated/**', 'console/src/api/schema.d.ts'] },
   ...tseslint.configs.recommended,
   {
     rules: {

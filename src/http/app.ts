@@ -28,6 +28,7 @@ import { codecRouter } from './routes/codec/router';
 import { healthRouter } from './routes/health/router';
 import { docsRouter } from './routes/docs/router';
 import { consoleRouter, signInRouter } from './routes/sign-in/router';
+import { consoleRouter as consoleAppRouter } from './routes/console/router';
 import { createRuns } from '../runs';
 import { createRunReader } from '../runs/live-reader';
 import { createRegistry } from '../metrics';
@@ -93,6 +94,7 @@ export function createApp(deps: AppDeps): Koa {
   open.use(codecRouter(deps).routes());
   open.use(docsRouter(deps).routes());
   open.use(signInRouter(deps).routes());
+  open.use(consoleAppRouter().routes());
 
   const api = new Router({ prefix: '/api' });
   api.use(requireSession(deps.db.models, deps.config.SESSION_CACHE_MS));

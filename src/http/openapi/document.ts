@@ -1,6 +1,7 @@
 import { createDocument, type ZodOpenApiPathsObject } from 'zod-openapi';
 import type { Config } from '../../config';
 import { approvalOperations } from './approvals';
+import { consoleOperations } from './console';
 import { mcpOperations } from './mcp';
 import { withSessionErrors } from './common';
 import { toZodOpenApi, type Operation } from './operation';
@@ -33,6 +34,7 @@ export function apiOperations(config: Config): Operation[] {
     ...servletOperations(),
     ...tokenOperations(),
     ...signInOperations(),
+    ...consoleOperations(),
   ].map(withSessionErrors);
 }
 
