@@ -8,7 +8,7 @@ import { notFound } from '../../../errors';
 import { etagFresh } from '../../not-modified';
 import { CONSOLE_PATH } from '../../openapi/docs-page';
 
-/** docs/console-app.md: the console's own scripts only, no inline script; styles from its CSS file. */
+/** docs/console.md ("Serving"): the console's own scripts only, no inline script; styles from its CSS file. */
 export const CONSOLE_CSP =
   "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'";
 
