@@ -6,9 +6,8 @@ import { unavailableDependency } from '../../../dependencies';
 import { resolveEntry, StoredContentMissing } from '../../../store/run-content';
 import { entryCount, findRun, listRuns, readEntries, runCursor, runWorkflowId, type RunRecord } from '../../../store/runs';
 import { createTextCache } from '../../../store/text-cache';
-import { createTtlCache } from '../../../ttl-cache';
 import type { Runs } from '../../../runs';
-import { GONE_REASON } from '../../../runs/endings';
+import { createRunReadModel } from '../../../runs/read-model';
 import type { LiveView, RunReader } from '../../../runs/live-reader';
 import { isTerminal } from '../../../contract/constants';
 import type { HeldEntry, ResultEntry, RunIdentity } from '../../../contract/types';
@@ -21,18 +20,9 @@ import { etagFresh } from '../../not-modified';
 /** A run list's answer stops adding runs past this size (the first run always goes in); `Link` gives the rest. */
 const LIST_MAX_BYTES = 8 * 1024 * 1024;
 
-/** A live run as it is now (`current`): what reads render, and what event streams send. */
-export type CurrentRun =
-  /** The workflow answered. A terminal status: it has ended the run and is writing its end (the record has it next). */
-  | { kind: 'live'; view: LiveView }
-  /**
-   * The record as the store has it (closed, or its workflow did not answer), and `known`: the entries from the first
-   * that this process has (more than the record's when the workflow got further than its last write).
-   */
-  | { kind: 'record'; record: RunRecord; known: HeldEntry[] };
-
 /**
- * Reading runs. A closed run answers from its record (an ETag from its identity and last change, so a 304 costs no
+ * Reading runs over HTTP, on the run's read model (src/runs/read-model.ts: records, live state, settling ends). A
+ * closed run answers from its record (an ETag from its identity and last change, so a 304 costs no
  * rendering); a live run from the workflow's query, shared by its polls; a run whose workflow cannot answer within
  * LIVE_READ_WAIT_MS from its record and what this process already knows (`Run-Source: record`). A read also ends a
  * run whose workflow closed without recording its end, and heals a lost start. Large contents are stored apart from
@@ -41,23 +31,17 @@ export type CurrentRun =
 export function runReads(deps: AppDeps, lifecycle: Runs, reader: RunReader, healLostStart: (record: RunRecord) => Promise<void>) {
   const { models } = deps.db;
   const cacheChars = Math.floor((deps.config.CONTENT_CACHE_MB * 1024 * 1024) / 2);
-  // Run records as reads see them, kept for RUN_RECORD_CACHE_MS (refreshed ahead while polled): polls cost no database
-  // read each. Another API process may serve a run deleted with its task that long. A miss is not kept: a run is
-  // readable as soon as its trigger answered.
-  const records = createTtlCache<RunRecord | null>(deps.config.RUN_RECORD_CACHE_MS, { refreshAhead: true, keep: (record) => record !== null });
+  // The run's records and live state (src/runs/read-model.ts); what is here renders them for HTTP.
+  const model = createRunReadModel({ models, logger: deps.logger, lifecycle, reader, healLostStart, recordCacheMs: deps.config.RUN_RECORD_CACHE_MS });
+  const { current } = model;
+  const records = { get: model.record, forget: model.forgetRecord };
   const texts = createTextCache(models, cacheChars);
   /** Closed runs' rendered bodies, by run and last change (a closed run never changes again). */
   const closedBodies = new LRUCache<string, string>({ maxSize: cacheChars, sizeCalculation: (body) => Math.max(1, body.length) });
   /** A live run's rendered body, per query answer (the reader hands out the same view until it refreshes). */
   const liveBodies = new WeakMap<LiveView, string>();
 
-
   const resolve = (entries: HeldEntry[]): Promise<ResultEntry[]> => Promise.all(entries.map((e) => resolveEntry(e, texts.load)));
-  const storedEntries = (record: RunRecord) => ({
-    count: entryCount(record),
-    read: (from: number, to: number) => readEntries(models, record, from, to),
-    createdAt: record.created_at.getTime(),
-  });
   /** A run's JSON as reads answer it (presenters/run-record.ts: webhooks send the same). */
   const render = async (head: RunHead, run: RunBody) => JSON.stringify(await renderRun(head, run, texts.load));
   const renderStored = async (record: RunRecord) => JSON.stringify(await renderRecord(models, record, texts.load));
@@ -106,44 +90,6 @@ export function runReads(deps: AppDeps, lifecycle: Runs, reader: RunReader, heal
     ctx.body = known.length > entryCount(record) ? await render(record, { status: record.status, modifiedAt: record.modified_at, entries: known, usage: record.usage }) : await renderStored(record);
   };
 
-  /**
-   * The live run of `record` (a record not closed, as cached or last read) as it is now: the workflow's answer while
-   * it gives one; else the record, after settling what Temporal said: a run whose workflow closed or is gone without
-   * writing its end is ended here (and announced), a lost start is healed. null when the record is gone (deleted).
-   * `reread: false` answers a workflow that does not answer (or a run not started yet) with `record` as given, not read
-   * from the store again: a stream's watch reads it at most once a second, while polls read it each time.
-   */
-  const current = async (record: RunRecord, options: { reread?: boolean } = {}): Promise<CurrentRun | null> => {
-    const runId = record._id;
-    const live = await reader.read(runId, storedEntries(record));
-    if (live.kind === 'live') {
-      // The workflow has ended the run and is writing its end: the next read takes the closed record.
-      if (isTerminal(live.view.status)) {
-        records.forget(runId);
-        reader.forget(runId);
-      }
-      return live;
-    }
-    const gone = live.kind === 'gone';
-    const settled = live.kind === 'closed' || (gone && record.started);
-    // The close keeps what this process's reads and streams showed of the workflow (entries it held unwritten).
-    if (live.kind === 'closed') await lifecycle.closeFromWorkflow(runId, live.status, undefined, live.entries);
-    else if (settled) await lifecycle.close(runId, GONE_REASON, live.entries);
-    // The heal is a read's extra: its failure, whatever Temporal answered, never fails the read, which serves the
-    // record (and the next read tries the heal again).
-    else if (gone) await healLostStart(record).catch((err: unknown) => deps.logger.warn({ run: runId, err }, 'could not start a run whose start was lost; the next read tries again'));
-    const known = live.kind === 'unavailable' ? live.entries : [];
-    if (!settled && options.reread === false) return { kind: 'record', record, known };
-    // The record as the store has it now (the cached one may be a status behind); once settled, straight from the
-    // store and not kept (the next read reads it again).
-    records.forget(runId);
-    if (settled) reader.forget(runId);
-    const fresh = settled ? await findRun(models, runId) : await records.get(runId, () => findRun(models, runId));
-    if (!fresh) return null;
-    // What this process knew of an earlier run of the name (deleted since) is not this one's.
-    return { kind: 'record', record: fresh, known: fresh.created_at.getTime() === record.created_at.getTime() ? known : [] };
-  };
-
   return {
     /** Entries as reads present them: references resolved (through this process's copies of stored texts). */
     resolve,
@@ -155,14 +101,11 @@ export function runReads(deps: AppDeps, lifecycle: Runs, reader: RunReader, heal
     status,
 
     /** Forgets this process's copies of a run's record (the task was deleted, or the run changed through it). */
-    forgetRecords(prefix: string) {
-      records.forgetPrefix(prefix);
-    },
+    forgetRecords: model.forgetRecords,
 
     /** Forgets everything this process holds of a deleted run (`record`, as it was): its next read is a 404. */
     forgetRun(record: RunRecord) {
-      records.forget(record._id);
-      reader.forget(record._id);
+      model.forgetRun(record._id);
       closedBodies.delete(closedEtag(record, record.modified_at.getTime(), entryCount(record)));
     },
 
