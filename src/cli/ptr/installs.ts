@@ -84,7 +84,7 @@ export function installCommands(program: Command, ctx: Context) {
     .command('mcp <name>')
     .description('install the MCP server at --url into a profile as <name>; its tools are <name>__<tool>')
     .requiredOption('--url <url>', "the server's Streamable HTTP endpoint (https://, or http:// for a host in MCP_ALLOWLIST)")
-    .option('-p, --profile <name>', 'the profile (default: "default")', 'default')
+    .option('-p, --profile <name>', 'the profile', 'default')
     .option('--header <name=value>', 'a header sent with every request (repeatable; the value lands in your shell history: prefer --header-env)', collect)
     .option('--header-env <name=VARIABLE>', 'a header whose value is the environment variable VARIABLE (repeatable)', collect)
     .option('--oauth-client-id <id>', 'OAuth client credentials: the client id (with --oauth-secret-env or --oauth-key-file)')
@@ -113,7 +113,7 @@ export function installCommands(program: Command, ctx: Context) {
   install
     .command('refresh <name>')
     .description("list the tools of the MCP install <name> again (its settings stay; a tool they name that is gone is not offered)")
-    .option('-p, --profile <name>', 'the profile (default: "default")', 'default')
+    .option('-p, --profile <name>', 'the profile', 'default')
     .action(async (name: string, opts: { profile: string }) => {
       const res = await ctx.client().post(`/api/profiles/~/${seg(opts.profile)}/installations/${seg(name)}/refresh`, { json: {} });
       ctx.print(res.body, () => `listed the tools of ${res.body.name} again: ${toolsOfInstall(res.body).join(', ') || 'none'}`);
@@ -122,7 +122,7 @@ export function installCommands(program: Command, ctx: Context) {
   install
     .command('list')
     .description("list a profile's installs, servlets and MCP servers")
-    .option('-p, --profile <name>', 'the profile (default: "default")', 'default')
+    .option('-p, --profile <name>', 'the profile', 'default')
     .action((opts: { profile: string }) => printInstalls(ctx, opts.profile));
 }
 

@@ -7,7 +7,7 @@ import { followRun } from './follow';
 import { collect, parseObject, parsePairs, readObjectFile } from './input';
 import { createRunView, entryLines } from './run-view';
 
-const PROFILE_OPTION = ['-p, --profile <name>', 'the profile (default: "default")', 'default'] as const;
+const PROFILE_OPTION = ['-p, --profile <name>', 'the profile', 'default'] as const;
 
 interface TriggerOptions {
   profile: string;

@@ -3,7 +3,7 @@ import { seg } from './client';
 import { table, when, type Context } from './context';
 import { readObjectFile } from './input';
 
-const PROFILE_OPTION = ['-p, --profile <name>', 'the profile (default: "default")', 'default'] as const;
+const PROFILE_OPTION = ['-p, --profile <name>', 'the profile', 'default'] as const;
 
 /** What a schedule does, in a few words: `cron 30 8 * * 1-5 (Europe/Paris)`, `every 2h`; `paused` when it is. */
 const scheduleText = (s: any) => `${s.cron ? `cron ${s.cron}${s.timezone ? ` (${s.timezone})` : ''}` : `every ${s.every}`}${s.paused ? ', paused' : ''}`;

@@ -87,7 +87,7 @@ export function servletCommands(program: Command, ctx: Context) {
   servlet
     .command('install <servlet>')
     .description('install a servlet ("<owner>/<servlet>", or "<servlet>" for your own) into a profile')
-    .option('-p, --profile <name>', 'the profile (default: "default")', 'default')
+    .option('-p, --profile <name>', 'the profile', 'default')
     .option('--name <name>', "the install's name; its tools are <name>__<tool> (default: the servlet's name)")
     .option('--config <key=value>', 'configuration given to the servlet (repeatable)', collect)
     .option('--domain <host>', 'a host the servlet may reach, globs such as *.example.com allowed (repeatable; default: any)', collect)
@@ -115,13 +115,13 @@ export function servletCommands(program: Command, ctx: Context) {
   servlet
     .command('installs')
     .description("list a profile's installs (servlets and MCP servers)")
-    .option('-p, --profile <name>', 'the profile (default: "default")', 'default')
+    .option('-p, --profile <name>', 'the profile', 'default')
     .action((opts: { profile: string }) => printInstalls(ctx, opts.profile));
 
   servlet
     .command('uninstall <name>')
     .description('remove the install <name> from a profile')
-    .option('-p, --profile <name>', 'the profile (default: "default")', 'default')
+    .option('-p, --profile <name>', 'the profile', 'default')
     .action(async (name: string, opts: { profile: string }) => {
       await ctx.client().delete(`/api/profiles/~/${seg(opts.profile)}/installations/${seg(name)}`);
       ctx.print({ deleted: true, profile: opts.profile, install: name }, () => `uninstalled ${name} from profile ${opts.profile}`);

@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { seg } from './client';
 import type { Context } from './context';
 
-const PROFILE_OPTION = ['-p, --profile <name>', 'the profile (default: "default")', 'default'] as const;
+const PROFILE_OPTION = ['-p, --profile <name>', 'the profile', 'default'] as const;
 
 /**
  * `ptr signed create|revoke|revoke-all`: a task's signed URLs, the credential for triggering it without a session

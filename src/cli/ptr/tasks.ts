@@ -6,7 +6,7 @@ import { seg } from './client';
 import { table, when, type Context } from './context';
 import { readObjectFile } from './input';
 
-const PROFILE_HELP = 'the profile (default: "default")';
+const PROFILE_HELP = 'the profile';
 
 /** The runner and model of a task as reads present it. */
 const modelOf = (task: TaskView) => `${task.runner} ${task[task.runner]?.model ?? ''}`.trim();

@@ -9,7 +9,7 @@ export function webhookCommands(program: Command, ctx: Context) {
   webhook
     .command('deliveries <task>')
     .description("the task's latest 100 delivery attempts, newest first: the receiver's status, or why none")
-    .option('-p, --profile <name>', 'the profile (default: "default")', 'default')
+    .option('-p, --profile <name>', 'the profile', 'default')
     .action(async (task: string, opts: { profile: string }) => {
       const { body } = await ctx.client().get(`/api/tasks/~/${seg(opts.profile)}/${seg(task)}/webhook/deliveries`);
       const deliveries: any[] = body?.deliveries ?? [];
