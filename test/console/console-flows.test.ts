@@ -89,7 +89,7 @@ describe('the console in a browser', function () {
     expect((await api(sessionId).get(`/api/runs/~/default/haiku/${run}`)).status, 'the run is gone').to.equal(404);
 
     await goTo(b.page, 'Tasks', 'Tasks');
-    await b.page.getByRole('link', { name: 'haiku' }).waitFor();
+    await b.page.getByRole('link', { name: 'haiku', exact: true }).waitFor();
     await checkPage(b.page, 'tasks');
   });
 
@@ -122,7 +122,7 @@ describe('the console in a browser', function () {
     await checkPage(b.page, 'profile');
 
     await goTo(b.page, 'Tasks', 'Tasks');
-    await b.page.getByRole('link', { name: 'greet' }).click();
+    await b.page.getByRole('link', { name: 'greet', exact: true }).click();
     await b.page.getByLabel('Trigger data (JSON object)').fill('{"text": "everyone"}');
     await b.page.getByRole('button', { name: 'Trigger run' }).click();
 
@@ -156,7 +156,7 @@ describe('the console in a browser', function () {
     await createTask(me, 'default', 'slow');
     getStack().fake.script([{ hang: true }]);
     await signInByLink(b.page, sessionId);
-    await b.page.getByRole('link', { name: 'slow' }).click();
+    await b.page.getByRole('link', { name: 'slow', exact: true }).click();
     await b.page.getByRole('button', { name: 'Trigger run' }).click();
     await statusBecomes(b.page, 'running');
     await until('the provider called', () => getStack().fake.requests.length > 0);
