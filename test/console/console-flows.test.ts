@@ -13,10 +13,9 @@ const toolMessages = (req: RecordedRequest) => (req.body.messages as Array<{ rol
 
 /** Presses Tab until `target` has the focus (at most `limit` times): the way a keyboard user reaches it. */
 async function tabTo(page: Page, target: Locator, limit = 80): Promise<void> {
-  const handle = await target.elementHandle();
   for (let i = 0; i < limit; i++) {
     await page.keyboard.press('Tab');
-    if (await page.evaluate((el) => document.activeElement === el, handle)) return;
+    if (await target.evaluate((el) => el === el.ownerDocument.activeElement)) return;
   }
   throw new Error(`Tab never reached ${target.toString()} in ${limit} presses`);
 }
@@ -152,7 +151,7 @@ describe('the console in a browser', function () {
   });
 
   it('cancels a live run from its page, then offers to delete it', async () => {
-    const { sessionId, api: me } = await signedIn('e2e');
+    const { sessionId, username, api: me } = await signedIn('e2e');
     await createTask(me, 'default', 'slow');
     getStack().fake.script([{ hang: true }]);
     await signInByLink(b.page, sessionId);
@@ -163,9 +162,11 @@ describe('the console in a browser', function () {
     await b.page.getByRole('button', { name: 'Cancel run' }).click();
 
     await b.page.getByRole('button', { name: 'Delete run' }).waitFor({ timeout: RUN_WAIT_MS });
+    await statusBecomes(b.page, 'error');
+    await shows(b.page, `Error: cancelled by ${username}`);
     const { run } = runOf(b.page);
     const stored = await me.get(`/api/runs/~/default/slow/${run}`);
-    expect(stored.body.status, stored.text).to.not.be.oneOf(['pending', 'running']);
+    expect(stored.body.status, stored.text).to.equal('error');
     expect(await b.page.getByRole('button', { name: 'Cancel run' }).count()).to.equal(0);
   });
 

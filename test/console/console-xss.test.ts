@@ -45,11 +45,7 @@ describe('the console showing hostile run content', function () {
 
     // An image of the page's own that fails as `src=x` would, its handler set from outside the page: once it has
     // called, any `onerror` of an element made from run content had its chance too.
-    await b.page.evaluate(() => {
-      const control = new Image();
-      control.onerror = () => (window as unknown as { ptrProbe(label: string): void }).ptrProbe('control');
-      control.src = 'x';
-    });
+    await b.page.evaluate(`{ const control = new Image(); control.onerror = () => ${probe.name}('control'); control.src = 'x'; }`);
     await probe.waitFor('control');
     expect(probe.calls, 'no script from the run content ran').to.deep.equal(['control']);
 
