@@ -117,7 +117,7 @@ async function timeRunPage({ stack, api, session }: PartDeps & { session: string
       await context.addInitScript({ content: observeUsable(entries) });
       const page = await context.newPage();
       await page.goto(`${stack.apiUrl}/console/runs/${PROFILE}/${TASK}/${run}`, { waitUntil: 'commit' });
-      const handle = await page.waitForFunction('window.__usable', undefined, { timeout: 60_000 });
+      const handle = await page.waitForFunction(() => (globalThis as { __usable?: unknown }).__usable, undefined, { timeout: 60_000 });
       loads.push((await handle.jsonValue()) as { usable: number; firstEntry: number });
       await context.close();
     }
