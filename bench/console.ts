@@ -34,7 +34,7 @@ const ROUND = 200;
 const ORDER = ['followed', 'unfollowed', 'unfollowed', 'followed'] as const;
 
 export interface ConsoleFigures {
-  runPage: { entries: number; loadsMs: number[]; medianMs: number; maxMs: number; targetMs: number; met: boolean; usable: string; firstEntryMedianMs: number; allEntriesMedianMs: number; rendersAddingEntries: number[] };
+  runPage: { entries: number; loadsMs: number[]; medianMs: number; maxMs: number; targetMs: number; met: boolean; usable: string; firstEntryMedianMs: number; streamToEndMs: number[]; allEntriesMedianMs: number; rendersAddingEntries: number[] };
   followed: {
     runsPerRound: number;
     rounds: Array<{ side: string; seconds: number; streamsEnded?: number }>;
@@ -106,6 +106,17 @@ async function expectStatus(pending: Promise<Response>, what: string): Promise<R
 async function timeRunPage({ stack, api, session }: PartDeps & { session: string }, run: string): Promise<ConsoleFigures['runPage']> {
   const record = (await (await api(`/api/runs/bench/${PROFILE}/${TASK}/${run}`)).json()) as { results: unknown[] };
   const entries = record.results.length;
+  // The same stream read by this process, not rendered: how much of the page's time is the API sending the entries.
+  const streamMs: number[] = [];
+  for (let i = 0; i < 3; i++) {
+    const agent = new http.Agent({ keepAlive: false });
+    const t0 = performance.now();
+    const s = openStream(`${stack.apiUrl}/api/runs/bench/${PROFILE}/${TASK}/${run}/events`, { cookie: `sessionId=${session}` }, agent);
+    await s.closed;
+    if (!s.ended) throw new Error('the long run\'s event stream closed without end');
+    streamMs.push(round(performance.now() - t0));
+    agent.destroy();
+  }
   const { chromium } = await import('playwright-core');
   // The tests' launch (test/helpers/browser.ts): Debian's Chromium, no sandbox (root).
   const browser: Browser = await chromium.launch({ executablePath: testEnv.chromium, args: ['--no-sandbox'], headless: true });
@@ -127,6 +138,7 @@ async function timeRunPage({ stack, api, session }: PartDeps & { session: string
   const loadsMs = loads.map((l) => round(l.usable));
   const medianMs = round(percentile(loadsMs, 50));
   return { entries, loadsMs, medianMs, maxMs: Math.max(...loadsMs), targetMs: TARGET_MS, met: medianMs <= TARGET_MS, usable: USABLE, firstEntryMedianMs: round(percentile(loads.map((l) => l.firstEntry), 50)),
+    streamToEndMs: streamMs,
     allEntriesMedianMs: round(percentile(loads.map((l) => l.allEntries), 50)),
     rendersAddingEntries: loads.map((l) => l.renders),
   };
@@ -206,6 +218,7 @@ export function printConsole(r: ConsoleFigures) {
   const p = r.runPage;
   console.log(`\nConsole: a run page with ${p.entries} entries, usable (${p.usable}) in ${p.medianMs} ms median, ${p.maxMs} ms max of ${p.loadsMs.length} loads ` +
     `(fresh context each; target ≤ ${p.targetMs} ms: ${p.met ? 'met' : 'not met'}); first entry in the DOM at ${p.firstEntryMedianMs} ms median, the last at ${p.allEntriesMedianMs} ms, in ${p.rendersAddingEntries.join(', ')} renders; loads ${p.loadsMs.join(', ')} ms`);
+  console.log(`  the same event stream read by the bench (not rendered), request to end: ${p.streamToEndMs.join(', ')} ms`);
   const f = r.followed;
   const line = (c: Record<string, number>) => Object.entries(c).map(([k, v]) => `${k} ${v}`).join(', ');
   console.log(`Console: ${f.runsPerRound} runs at once per round against a ${f.modelDelayMs / 1000} s model, rounds ${f.rounds.map((x) => `${x.side} ${x.seconds} s`).join(', ')}`);
