@@ -31,7 +31,7 @@ export interface LiveStreamFigures {
   firstEventP99Ms: number;
 }
 
-interface OpenStream {
+export interface OpenStream {
   firstEventMs?: number;
   ended: boolean;
   closed: Promise<void>;
@@ -39,7 +39,7 @@ interface OpenStream {
 }
 
 /** One stream, read as an EventSource would (only what the bench counts: the first event, and `end`). */
-function openStream(url: string, headers: Record<string, string>, agent: http.Agent): OpenStream {
+export function openStream(url: string, headers: Record<string, string>, agent: http.Agent): OpenStream {
   const t0 = performance.now();
   let request: http.ClientRequest | undefined;
   const stream: OpenStream = { ended: false, closed: Promise.resolve(), close: () => request?.destroy() };

@@ -20,6 +20,7 @@ import { benchMcp, MCP_BENCH_ENV, printMcp } from './mcp';
 import { benchLongRun, printLongRun } from './long';
 import { benchSlowModel, printSlowModel } from './slow';
 import { benchLiveStreams } from './live';
+import { benchConsole, printConsole } from './console';
 import { memoryBench, memoryRows, printMemory } from './memory';
 import { benchMcpServer, mcpServerRows } from './mcp-server';
 import { freePort, waitForPort } from '../test/helpers/net';
@@ -31,9 +32,11 @@ const log = (msg: string) => process.stderr.write(`[bench] ${msg}\n`);
  * `npm run bench -- mcp`: MCP tool calls against @modelcontextprotocol/server-everything, which the part starts on
  * loopback (bench/mcp.ts): the activity body against the SDK calling the server directly, Temporal's round trip
  * apart, and runs with one MCP call against runs with one servlet call.
+ * `npm run bench -- console`: the console's run page with about 2,000 entries in headless Chromium, and followed runs'
+ * cost (bench/console.ts).
  * `--profile` also writes V8 CPU profiles of the API and the worker processes.
  */
-const PARTS = ['serial', 'throughput', 'closed', 'live', 'memory', 'servlets', 'mcp', 'mcp-server', 'long', 'slow'] as const;
+const PARTS = ['serial', 'throughput', 'closed', 'live', 'memory', 'servlets', 'mcp', 'mcp-server', 'long', 'slow', 'console'] as const;
 const chosen = process.argv.slice(2).filter((a) => !a.startsWith('-'));
 for (const name of chosen) if (!(PARTS as readonly string[]).includes(name)) throw new Error(`unknown part "${name}"; the parts are ${PARTS.join(', ')}`);
 const profileDir = process.argv.includes('--profile') ? path.join(os.tmpdir(), `ptr-bench-profiles-${process.pid}`) : undefined;
@@ -280,6 +283,10 @@ async function measure(s: Awaited<ReturnType<typeof startBenchStack>>) {
     // After the live part too: every other request is answered at once by `echo`.
     results.slowModel = await benchSlowModel({ stack: s, api, pids, otherwise: echo, log });
   }
+  if (wanted('console')) {
+    log('the console: a run page with about 2,000 entries in headless Chromium; followed runs against unfollowed ones...');
+    results.console = await benchConsole({ stack: s, api, pids, otherwise: echo, log, session });
+  }
   results.triggersRetriedAfter503 = retried503;
 
   // A partial run (some parts named) does not overwrite the full figures.
@@ -344,6 +351,7 @@ function printTable(r: any, file: string) {
   if (r.mcp) printMcp(r.mcp);
   if (r.longRun) printLongRun(r.longRun);
   if (r.slowModel) printSlowModel(r.slowModel);
+  if (r.console) printConsole(r.console);
   console.log(`\nWritten to ${file}`);
 }
 
