@@ -38,8 +38,12 @@ export function RunPage({ profile, task, run, settings }: Props) {
     return () => clearInterval(timer);
   }, [live]);
 
+  // A closed run's entries come whole with its read (one answer, cached by the API) while its stream replays them
+  // one event each: the page shows whichever has more.
+  const recorded = record.data && !LIVE.includes(record.data.status) ? ((record.data.results ?? []) as Entry[]) : [];
+  const entries = stream.entries.length >= recorded.length ? stream.entries : recorded;
   // The run waits on its last entry when that is a question (as GET /api/approvals/~ lists it).
-  const last: Entry | undefined = stream.entries[stream.entries.length - 1];
+  const last: Entry | undefined = entries[entries.length - 1];
   const approval = live && last?.approval && !answered.includes(last.approval.id) ? last.approval : undefined;
   const input = live && last?.input && !answered.includes(last.input.id) ? last.input : undefined;
 
@@ -114,7 +118,7 @@ export function RunPage({ profile, task, run, settings }: Props) {
       <section aria-labelledby="entries-heading">
         <h2 id="entries-heading">Entries</h2>
         <ol class="entries">
-          {stream.entries.map((entry, i) => entry && <EntryView key={i} entry={entry} />)}
+          {entries.map((entry, i) => entry && <EntryView key={i} entry={entry} />)}
         </ol>
         {stream.writing && (
           <div class="entry writing" aria-busy="true">
