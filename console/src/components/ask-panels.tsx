@@ -1,27 +1,20 @@
 import { useState } from 'preact/hooks';
-import { json, messageOf, send } from '../api/client';
+import { useAction } from '../lib/use-action';
+import { json, send } from '../api/client';
 import type { Entry, JsonSchema } from '../api/types';
 import { asText } from './entry-view';
 
 /** "Approve" / "Deny" (with "Reason") for the tool call a run waits on. */
 export function ApprovalPanel({ runPath, approval, onDone }: { runPath: string; approval: NonNullable<Entry['approval']>; onDone: () => void }) {
   const [reason, setReason] = useState('');
-  const [problem, setProblem] = useState<string>();
-  const [busy, setBusy] = useState(false);
-  const decide = async (approve: boolean) => {
-    setBusy(true);
-    setProblem(undefined);
-    // The field as it is now, whatever the last render saw.
-    const given = ((document.getElementById('deny-reason') as HTMLInputElement | null)?.value ?? reason).trim();
-    try {
+  const { busy, problem, act } = useAction();
+  const decide = (approve: boolean) =>
+    act(async () => {
+      // The field as it is now, whatever the last render saw.
+      const given = ((document.getElementById('deny-reason') as HTMLInputElement | null)?.value ?? reason).trim();
       await json(await send('POST', `${runPath}/approvals/${encodeURIComponent(approval.id)}`, { approve, ...(given ? { reason: given } : {}) }));
       onDone();
-    } catch (err) {
-      setProblem(messageOf(err));
-    } finally {
-      setBusy(false);
-    }
-  };
+    });
   return (
     <section class="ask-panel" aria-labelledby="approval-heading">
       <h2 id="approval-heading">Approval needed: {approval.tool}</h2>
@@ -110,21 +103,13 @@ export function InputPanel({ runPath, input, onDone }: { runPath: string; input:
   const [values, setValues] = useState<Record<string, Value | undefined>>(() =>
     Object.fromEntries(properties.filter(([, s]) => s.default !== undefined).map(([name, s]) => [name, s.default as Value])),
   );
-  const [problem, setProblem] = useState<string>();
-  const [busy, setBusy] = useState(false);
-  const answer = async (action: 'accept' | 'decline' | 'cancel') => {
-    setBusy(true);
-    setProblem(undefined);
-    const content = Object.fromEntries(Object.entries(values).filter(([, v]) => v !== undefined));
-    try {
+  const { busy, problem, act } = useAction();
+  const answer = (action: 'accept' | 'decline' | 'cancel') =>
+    act(async () => {
+      const content = Object.fromEntries(Object.entries(values).filter(([, v]) => v !== undefined));
       await json(await send('POST', `${runPath}/inputs/${encodeURIComponent(input.id)}`, action === 'accept' && input.schema ? { action, content } : { action }));
       onDone();
-    } catch (err) {
-      setProblem(messageOf(err));
-    } finally {
-      setBusy(false);
-    }
-  };
+    });
   return (
     <section class="ask-panel" aria-labelledby="input-heading">
       <h2 id="input-heading">Input needed: {input.tool}</h2>

@@ -4,6 +4,7 @@ import type { Run } from '../api/types';
 import { useLoad } from '../lib/use-load';
 import { when } from '../lib/forms';
 import { Link, seg } from '../router';
+import { DataTable } from './data-table';
 
 const PAGE = 20;
 const STATUSES = ['pending', 'running', 'ready', 'error'];
@@ -41,31 +42,20 @@ export function RunsList({ profile, task }: { profile: string; task: string }) {
       {page.error && <p role="alert">{page.error}</p>}
       {page.data && runs.length === 0 && <p>No runs{status ? ` with status ${status}` : ''} on this page.</p>}
       {runs.length > 0 && (
-        <table>
-          <caption>Runs, newest first (refreshed every 3 s)</caption>
-          <thead>
-            <tr>
-              <th scope="col">Run</th>
-              <th scope="col">Status</th>
-              <th scope="col">Started</th>
-              <th scope="col">Changed</th>
+        <DataTable caption="Runs, newest first (refreshed every 3 s)" columns={['Run', 'Status', 'Started', 'Changed']}>
+          {runs.map((run) => (
+            <tr key={run.name}>
+              <td>
+                <Link to={`/runs/${seg(profile)}/${seg(task)}/${seg(run.name)}`}>{run.name}</Link>
+              </td>
+              <td>
+                <span class={`badge ${run.status}`}>{run.status}</span>
+              </td>
+              <td>{when(run.created_at)}</td>
+              <td>{when(run.modified_at)}</td>
             </tr>
-          </thead>
-          <tbody>
-            {runs.map((run) => (
-              <tr key={run.name}>
-                <td>
-                  <Link to={`/runs/${seg(profile)}/${seg(task)}/${seg(run.name)}`}>{run.name}</Link>
-                </td>
-                <td>
-                  <span class={`badge ${run.status}`}>{run.status}</span>
-                </td>
-                <td>{when(run.created_at)}</td>
-                <td>{when(run.modified_at)}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+          ))}
+        </DataTable>
       )}
       <p class="pager">
         <button type="button" disabled={cursors.length === 1} onClick={() => setCursors(cursors.slice(0, -1))}>

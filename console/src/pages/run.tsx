@@ -1,10 +1,11 @@
 import { useEffect, useState } from 'preact/hooks';
-import { api, json, messageOf, ok, send } from '../api/client';
+import { api, json, ok, send } from '../api/client';
 import { workflowUrl, type ConsoleSettings } from '../api/session';
 import { LIVE, type Entry } from '../api/types';
 import { ApprovalPanel, InputPanel } from '../components/ask-panels';
 import { EntryView } from '../components/entry-view';
 import { duration, when } from '../lib/forms';
+import { useAction } from '../lib/use-action';
 import { useLoad } from '../lib/use-load';
 import { useRunStream } from '../lib/run-stream';
 import { BASE, Link, navigate, seg } from '../router';
@@ -28,8 +29,6 @@ export function RunPage({ profile, task, run, settings }: Props) {
   const status = stream.status ?? record.data?.status ?? 'pending';
   const live = LIVE.includes(status) && !stream.ended;
   const [answered, setAnswered] = useState<string[]>([]);
-  const [problem, setProblem] = useState<string>();
-  const [busy, setBusy] = useState(false);
   const [now, setNow] = useState(Date.now());
 
   useEffect(() => {
@@ -47,17 +46,7 @@ export function RunPage({ profile, task, run, settings }: Props) {
   const approval = live && last?.approval && !answered.includes(last.approval.id) ? last.approval : undefined;
   const input = live && last?.input && !answered.includes(last.input.id) ? last.input : undefined;
 
-  const act = async (what: () => Promise<void>) => {
-    setBusy(true);
-    setProblem(undefined);
-    try {
-      await what();
-    } catch (err) {
-      setProblem(messageOf(err));
-    } finally {
-      setBusy(false);
-    }
-  };
+  const { busy, problem, act } = useAction();
   const cancel = () => act(async () => void (await json(await send('POST', `${runPath}/cancel`))));
   const remove = () =>
     act(async () => {

@@ -2,6 +2,7 @@ import { api, ok } from '../api/client';
 import { useLoad } from '../lib/use-load';
 import { when } from '../lib/forms';
 import { Link, seg } from '../router';
+import { DataTable } from '../components/data-table';
 
 /** Every task of the user, in every profile. */
 export function TasksPage() {
@@ -15,34 +16,22 @@ export function TasksPage() {
       {tasks.error && <p role="alert">{tasks.error}</p>}
       {tasks.data && tasks.data.length === 0 && <p>No tasks yet.</p>}
       {tasks.data && tasks.data.length > 0 && (
-        <table>
-          <caption>Your tasks</caption>
-          <thead>
-            <tr>
-              <th scope="col">Task</th>
-              <th scope="col">Profile</th>
-              <th scope="col">Runner</th>
-              <th scope="col">Model</th>
-              <th scope="col">Changed</th>
-            </tr>
-          </thead>
-          <tbody>
-            {tasks.data.map((task) => {
-              const profile = task.slug.split('/')[1]!;
-              return (
-                <tr key={task.slug}>
-                  <td>
-                    <Link to={`/tasks/${seg(profile)}/${seg(task.name)}`}>{task.name}</Link>
-                  </td>
-                  <td>{profile}</td>
-                  <td>{task.runner}</td>
-                  <td>{(task.runner === 'openai' ? task.openai : task.anthropic)?.model}</td>
-                  <td>{when(task.modified_at)}</td>
-                </tr>
-              );
-            })}
-          </tbody>
-        </table>
+        <DataTable caption="Your tasks" columns={['Task', 'Profile', 'Runner', 'Model', 'Changed']}>
+          {tasks.data.map((task) => {
+            const profile = task.slug.split('/')[1]!;
+            return (
+              <tr key={task.slug}>
+                <td>
+                  <Link to={`/tasks/${seg(profile)}/${seg(task.name)}`}>{task.name}</Link>
+                </td>
+                <td>{profile}</td>
+                <td>{task.runner}</td>
+                <td>{(task.runner === 'openai' ? task.openai : task.anthropic)?.model}</td>
+                <td>{when(task.modified_at)}</td>
+              </tr>
+            );
+          })}
+        </DataTable>
       )}
     </>
   );

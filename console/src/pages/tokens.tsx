@@ -4,6 +4,7 @@ import type { CreatedToken } from '../api/types';
 import { copy, text, when, whole } from '../lib/forms';
 import { useLoad } from '../lib/use-load';
 import { seg } from '../router';
+import { DataTable } from '../components/data-table';
 
 /** src/store/tokens.ts's TOKEN_SCOPES. */
 const SCOPES = ['tasks:read', 'runs:trigger', 'runs:read', 'runs:control'];
@@ -62,33 +63,20 @@ export function TokensPage() {
       )}
       {tokens.data && tokens.data.length === 0 && <p>No tokens.</p>}
       {tokens.data && tokens.data.length > 0 && (
-        <table>
-          <caption>Your tokens</caption>
-          <thead>
-            <tr>
-              <th scope="col">Name</th>
-              <th scope="col">Profiles</th>
-              <th scope="col">Scopes</th>
-              <th scope="col">Expires</th>
-              <th scope="col">Last used</th>
-              <th scope="col"><span class="visually-hidden">Actions</span></th>
+        <DataTable caption="Your tokens" columns={['Name', 'Profiles', 'Scopes', 'Expires', 'Last used', { hidden: 'Actions' }]}>
+          {tokens.data.map((t) => (
+            <tr key={t.name}>
+              <td>{t.name}</td>
+              <td>{t.profiles ? t.profiles.join(', ') : 'all'}</td>
+              <td>{t.scopes.join(', ')}</td>
+              <td>{when(t.expires_at)}</td>
+              <td>{t.last_used_at ? when(t.last_used_at) : 'never'}</td>
+              <td>
+                <button type="button" onClick={() => revoke(t.name)}>Revoke</button>
+              </td>
             </tr>
-          </thead>
-          <tbody>
-            {tokens.data.map((t) => (
-              <tr key={t.name}>
-                <td>{t.name}</td>
-                <td>{t.profiles ? t.profiles.join(', ') : 'all'}</td>
-                <td>{t.scopes.join(', ')}</td>
-                <td>{when(t.expires_at)}</td>
-                <td>{t.last_used_at ? when(t.last_used_at) : 'never'}</td>
-                <td>
-                  <button type="button" onClick={() => revoke(t.name)}>Revoke</button>
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+          ))}
+        </DataTable>
       )}
       <form onSubmit={create} aria-labelledby="new-token-heading">
         <h2 id="new-token-heading">New token</h2>
