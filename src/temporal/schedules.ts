@@ -1,3 +1,4 @@
+import type { Logger } from '../logger';
 import { ScheduleAlreadyRunning, ScheduleNotFoundError, ScheduleOverlapPolicy, type Client, type ScheduleOptionsStartWorkflowAction, type Workflow } from '@temporalio/client';
 
 /**
@@ -38,4 +39,39 @@ export async function removeSchedule(client: Client, scheduleId: string): Promis
     .catch((err: unknown) => {
       if (!(err instanceof ScheduleNotFoundError)) throw err;
     });
+}
+
+/**
+ * Makes sure the housekeeping Schedules exist without letting them stop a worker from starting: a Temporal server
+ * under load can fail a describe or an update, and a worker that exits for that (as one did in a test, restarted
+ * beside a full suite) takes runs down with it. Tries `timing.tries` times (1 s, then 2 s apart) before `settled`
+ * resolves (so a worker that starts normally has its Schedules); after that it keeps trying in the background every
+ * `timing.retryMs`, logging each failure, until it succeeds or `stop()`.
+ */
+export function keepSchedules(ensure: () => Promise<unknown>, logger: Logger, timing = { tries: 3, firstDelayMs: 1_000, retryMs: 30_000 }): { settled: Promise<void>; stop(): void } {
+  let stopped = false;
+  let timer: NodeJS.Timeout | undefined;
+  const wait = (ms: number) => new Promise<void>((resolve) => { timer = setTimeout(resolve, ms); timer.unref(); });
+  const attempt = async (n: number): Promise<boolean> => {
+    try {
+      await ensure();
+      return true;
+    } catch (err) {
+      logger.warn({ err, attempt: n }, 'could not make sure the housekeeping Schedules exist; trying again');
+      return false;
+    }
+  };
+  const settled = (async () => {
+    for (let n = 1; n <= timing.tries && !stopped; n++) {
+      if (await attempt(n)) return;
+      if (n < timing.tries) await wait(timing.firstDelayMs * n);
+    }
+    void (async () => {
+      for (let n = timing.tries + 1; !stopped; n++) {
+        await wait(timing.retryMs);
+        if (stopped || (await attempt(n))) return;
+      }
+    })();
+  })();
+  return { settled, stop: () => { stopped = true; clearTimeout(timer); } };
 }

@@ -15,6 +15,7 @@ import { mcpTaskQueue, toolTaskQueue } from '../contract/constants';
 import { loadInstallForRun } from '../store/installations';
 import { ensureReconcileSchedule } from './reconcile-schedule';
 import { ensureRetentionSchedule } from './retention-schedule';
+import { keepSchedules } from './schedules';
 import { installTemporalRuntime } from './runtime';
 import { connectTemporal } from './client';
 import { activityMetrics } from './activity-metrics';
@@ -71,7 +72,9 @@ export async function createWorker(deps: Omit<ActivityDeps, 'callTool' | 'callMc
   const temporal = await connectTemporal(config);
   const clientConnection = temporal.connection;
   const connection = await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS });
+  let schedules: { settled: Promise<void>; stop(): void } | undefined;
   const close = async () => {
+    schedules?.stop();
     await servlets.close();
     await mcpCalls.close();
     await templates.close();
@@ -80,8 +83,11 @@ export async function createWorker(deps: Omit<ActivityDeps, 'callTool' | 'callMc
     await clientConnection.close();
   };
   try {
-    await ensureReconcileSchedule(temporal, config);
-    await ensureRetentionSchedule(temporal, config);
+    schedules = keepSchedules(
+      () => Promise.all([ensureReconcileSchedule(temporal, config), ensureRetentionSchedule(temporal, config)]),
+      deps.logger,
+    );
+    await schedules.settled;
     const activities = createActivities({ ...deps, callTool, callMcpTool, mcpTasks, templates, temporal, providerFetch: provider.fetch });
     const { callTool: toolActivity, callMcpTool: mcpActivity, startMcpTask, followMcpTask, mcpTaskResult, answerMcpTask, cancelMcpTask, ...rest } = activities;
     const metrics = createRegistry();
