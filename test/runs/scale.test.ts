@@ -1,5 +1,8 @@
 import type { ChildProcess } from 'node:child_process';
 import crypto from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import type { Client } from '@temporalio/client';
 import { expect } from 'chai';
 import { getStack } from '../helpers/stack';
@@ -88,8 +91,10 @@ describe('runs: scale', () => {
     const { sessionId, username } = await signedIn();
     const { fake, env, temporal } = getStack();
     const queue = queueName('shared');
-    const workerEnv = { ...env, TEMPORAL_TASK_QUEUE: queue, LOG_LEVEL: 'info' };
-    children.push(await startWorkerProcess(workerEnv), await startWorkerProcess(workerEnv));
+    const workerEnv = { ...env, TEMPORAL_TASK_QUEUE: queue, LOG_LEVEL: 'debug' };
+    // Each worker's log kept, so a run that did not close can be told from its workers' account.
+    const logDirs = [0, 1].map(() => fs.mkdtempSync(path.join(os.tmpdir(), 'ptr-scale-')));
+    children.push(await startWorkerProcess(workerEnv, logDirs[0]), await startWorkerProcess(workerEnv, logDirs[1]));
     const server = await startApi({ TEMPORAL_TASK_QUEUE: queue });
     try {
       const api = apiFor(sessionId, server.url);
@@ -104,7 +109,7 @@ describe('runs: scale', () => {
         names.map((name, i) =>
           waitForRun(api, triggers[i]!.body.url, 100_000).catch(async (err: Error) => {
             // What Temporal says of a run that did not close: a failure's only evidence once the stack is gone.
-            throw new Error(`${err.message}\n${await openWorkflow(temporal, runWorkflowId({ owner: username, profile: 'default', task: 'shared', run: name }))}`);
+            throw new Error(`${err.message}\n${await openWorkflow(temporal, runWorkflowId({ owner: username, profile: 'default', task: 'shared', run: name }))}\n${workerTrouble(logDirs)}`);
           }),
         ),
       );
@@ -127,6 +132,19 @@ describe('runs: scale', () => {
     }
   });
 });
+
+/** What the workers' logs say went wrong (warnings, errors, failed preparations), at most 40 lines. */
+function workerTrouble(logDirs: string[]): string {
+  const lines: string[] = [];
+  for (const dir of logDirs) {
+    for (const file of fs.readdirSync(dir)) {
+      for (const line of fs.readFileSync(path.join(dir, file), 'utf8').split('\n')) {
+        if (/"level":(4|5|6)0|preparing in the first model call failed|Error/.test(line)) lines.push(`${file}: ${line.slice(0, 600)}`);
+      }
+    }
+  }
+  return `worker logs (${lines.length} lines of trouble):\n${lines.slice(0, 40).join('\n')}`;
+}
 
 /** A workflow's state as Temporal describes it: status, history length, pending activities (attempts, failures, heartbeats). */
 async function openWorkflow(temporal: Client, id: string): Promise<string> {
