@@ -93,6 +93,7 @@ export function createPrepare(parts: {
       },
       entries,
       at: now,
+      prompt,
     };
     const progress = { status: 'running' as const, modifiedAt: now, entries: { from: 0, items: entries }, messages: { from: 0 as const, items: messages } };
     const open = async () => {

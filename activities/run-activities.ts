@@ -93,6 +93,21 @@ export function createRunActivities(deps: ActivityDeps, runs: Runs) {
     if (!(await runs.announceClosed(run.id))) throw new Error('the store did not answer: the run\'s close could not be announced');
   };
 
+  /**
+   * A first call's preparation (`prepare`): undefined when it failed for a reason of its own (the workflow then
+   * prepares the run itself, with retries); a template's fault is thrown, the run's end (expanding it again would only
+   * take as long again).
+   */
+  const prepareFirst = async (input: FirstModelCallInput): Promise<Opening | undefined> => {
+    try {
+      return await prepare({ run: input.run, identity: input.identity, taskId: input.taskId, taskVersion: input.taskVersion, payload: input.payload, at: input.at });
+    } catch (err) {
+      if (isTemplateFailure(err)) throw err;
+      deps.logger.debug({ run: input.run.id, err }, 'preparing in the first model call failed; the workflow prepares the run itself');
+      return undefined;
+    }
+  };
+
   return {
     /**
      * Local activity: the workflow's write of its run (status, new entries, new messages). `transition`: the status
@@ -102,7 +117,7 @@ export function createRunActivities(deps: ActivityDeps, runs: Runs) {
       const { run, transition: _transition, ...progress } = input;
       const recorded = await runs.record(run, progress);
       if (!recorded.written || recorded.earlier) {
-        // Found closed (the workflow may not know: see callModel), or this very write landed before (an attempt
+        // Found closed (from outside; legacy runs: by a call the workflow did not hear), or this very write landed before (an attempt
         // whose answer was lost, a replay): whoever closed it may have stopped before announcing it.
         await announceClosed(run);
         return recorded.written;
@@ -117,8 +132,17 @@ export function createRunActivities(deps: ActivityDeps, runs: Runs) {
     },
 
     /**
-     * Local activity: expands the prompt (in a worker thread, within TEMPLATE_TIMEOUT_MS), lists the profile's tools,
-     * and records the run as `running` with its first entries and the prompt as message 0 (one write).
+     * Local activity: the run's start, prepared: expands the prompt (in a worker thread, within TEMPLATE_TIMEOUT_MS),
+     * lists the profile's tools and stores the prompt; writes no record (the workflow records the start, with the
+     * run's end or its first turn, or once the first model call has taken the run's `startWriteDelayMs`).
+     */
+    async prepareStart(input: PrepareInput): Promise<StartedRun> {
+      return (await prepare(input)).started;
+    },
+
+    /**
+     * Local activity, legacy (runs started before 2026-11-28): prepares the run as `prepareStart` does and records it
+     * as `running` with its first entries and the prompt as message 0 (one write).
      */
     async prepareRun(input: PrepareInput): Promise<StartedRun> {
       const opening = await prepare(input);
@@ -133,10 +157,11 @@ export function createRunActivities(deps: ActivityDeps, runs: Runs) {
     },
 
     /**
-     * Remote activity: one provider call with the run's first `messages` messages, heartbeating while it waits so a
-     * lost worker is noticed. Large parts of the answer are stored and returned as references. A call that may end
-     * the run (`finish`: nothing else waits to be written) records its end when the model answers without tool calls,
-     * at entry `entriesFrom`: a run's last turn then needs no write of its own.
+     * Remote activity: one provider call with the run's first `messages` messages (given the prompt, `prompt`, when
+     * the store does not have it yet), heartbeating while it waits so a lost worker is noticed. Large parts of the
+     * answer are stored and returned as references; the run's record is the workflow's to write. (Legacy, runs started
+     * before 2026-11-28: a call with `finish` records the run's end when the model answers without tool calls, at
+     * entry `entriesFrom`.)
      */
     async callModel(input: ModelCallInput): Promise<ModelTurn & { finishedAt?: number }> {
       // The end's write heartbeats too: a slow store must not make the call look lost (and be made again).
@@ -144,24 +169,14 @@ export function createRunActivities(deps: ActivityDeps, runs: Runs) {
     },
 
     /**
-     * Remote activity: a run's first model call, which prepares the run first (as `prepareRun` does), then calls the
-     * model as `callModel` does, saving the workflow a local activity of its own. The write of `running` with the
-     * first entries waits RUN_START_WRITE_DELAY_MS: a model that answers sooner has it made with the run's end (one
-     * write), and the call returns only once the record has it. If preparing fails, the model is not asked: a
-     * template's fault is thrown (the run's end, as from `prepareRun`); anything else answers `unprepared`, and the
-     * workflow prepares the run itself (`prepareRun`, which retries through a store's stall).
+     * Legacy: the first model call of runs started before 2026-11-28 (patch `one-writer`), which records the run
+     * itself: `running` with the first entries RUN_START_WRITE_DELAY_MS into the call, or with the run's end when the
+     * model has answered by then (one write). Delete with the patch once no such run is open.
      */
     async prepareAndCallModel(input: FirstModelCallInput): Promise<FirstModelCall> {
       return tracked(input.run, async (signal) => {
-        let opening: Opening;
-        try {
-          opening = await prepare({ run: input.run, identity: input.identity, taskId: input.taskId, taskVersion: input.taskVersion, payload: input.payload, at: input.at });
-        } catch (err) {
-          // The template's fault ends the run: expanding it again (in prepareRun) would only take as long again.
-          if (isTemplateFailure(err)) throw err;
-          deps.logger.debug({ run: input.run.id, err }, 'preparing in the first model call failed; the workflow prepares the run itself');
-          return { unprepared: true };
-        }
+        const opening = await prepareFirst(input);
+        if (!opening) return { unprepared: true };
         const { started } = opening;
         const { runner, model, maxTokens, toolSpecs } = started.prepared;
         const start = delayedOpen(input.run, opening);
@@ -281,7 +296,7 @@ export function createRunActivities(deps: ActivityDeps, runs: Runs) {
     return { isError, message: { json: await store(run, 'result', JSON.stringify(result)) }, shown: await store(run, 'shown', shownText) };
   }
 
-  /** A first call's write of `running` (`opening.open`), deferred by RUN_START_WRITE_DELAY_MS (the recorder's deferStart). */
+  /** Legacy (`prepareAndCallModel`): a first call's write of `running` (`opening.open`), deferred by RUN_START_WRITE_DELAY_MS (the recorder's deferStart). */
   function delayedOpen(run: RunRef, opening: Opening) {
     const onStoreFailure = (err: unknown) =>
       deps.logger.warn({ run: run.id, err }, 'could not record a run as running during its first model call; it is written with the call\'s outcome');
@@ -289,8 +304,8 @@ export function createRunActivities(deps: ActivityDeps, runs: Runs) {
   }
 
   /**
-   * One model call of a run (callModel's work, also the first call's after preparing): the provider call, and the
-   * run's end when the call may write it. `start`: the first call's delayed write of `running`; unless it was made
+   * One model call of a run (callModel's work): the provider call. Legacy (runs started before 2026-11-28, also the
+   * first call's after preparing): the run's end when the call may write it. `start`: the first call's delayed write of `running`; unless it was made
    * meanwhile, the start is written here, with the end (one write) or, when the call does not end the run, before it
    * returns.
    */
@@ -302,7 +317,8 @@ export function createRunActivities(deps: ActivityDeps, runs: Runs) {
       await announceClosed(input.run);
       throw runFailure('RunClosed', 'the run had already ended');
     }
-    const turn = await modelTurn(input, signal, start?.opening.conversation);
+    const known = start?.opening.conversation ?? (input.prompt !== undefined ? [{ role: 'user' as const, text: await contents.text(input.prompt) }] : undefined);
+    const turn = await modelTurn(input, signal, known);
     const usage = addModelCall(input.usage, turn.usage);
     // Past the token budget the answer is the run's failure, which the workflow records.
     const ends = input.finish && turn.toolCalls.length === 0 && !(input.maxTotalTokens && usage.input_tokens + usage.output_tokens > input.maxTotalTokens);

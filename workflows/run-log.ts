@@ -1,5 +1,5 @@
 import { NO_USAGE } from '../src/contract/constants';
-import type { HeldEntry, Message, RunSnapshot, RunStatus, RunUsage } from '../src/contract/types';
+import type { HeldEntry, Message, RunSnapshot, RunStatus, RunUsage, Text } from '../src/contract/types';
 
 /** Most a query answer carries of entries (its content references stay references): a bounded answer. */
 const SNAPSHOT_MAX_BYTES = 1024 * 1024;
@@ -43,6 +43,12 @@ export class RunLog {
     return this.recordedEntries === this.total && this.unsavedMessages.length === 0;
   }
 
+  /** The prompt (message 0) while the store does not have it: a model call is given it instead of reading it. */
+  get unrecordedPrompt(): Text | undefined {
+    const first = this.recordedMessages === 0 ? this.unsavedMessages[0] : undefined;
+    return first?.role === 'user' ? first.text : undefined;
+  }
+
   /** Messages in the conversation so far, saved or not. */
   get messages(): number {
     return this.recordedMessages + this.unsavedMessages.length;
@@ -56,14 +62,14 @@ export class RunLog {
     this.modifiedAt = Date.now();
   }
 
-  /** Entries the store already has (the prepare step writes its own). */
+  /** Entries the store already has (legacy runs: their prepare step and first call write their own). */
   pushRecorded(entries: HeldEntry[], at: number): void {
     this.push(...entries);
     this.recordedEntries = this.total;
     this.modifiedAt = at;
   }
 
-  /** The prepare step stored the prompt as message 0. */
+  /** Legacy runs: the prepare step stored the prompt as message 0. */
   promptRecorded(): void {
     this.recordedMessages = Math.max(this.recordedMessages, 1);
   }

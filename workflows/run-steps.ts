@@ -11,19 +11,21 @@ import type { RunControls } from './run-controls';
 import type { RunLog } from './run-log';
 
 /**
- * The run's record was closed by another writer: a model call whose end this workflow did not hear (a lost worker)
- * wrote it, or the run was ended from outside. The record is the run's account from then on: the workflow stops
- * with nothing more of its own, and drops from its view what the record did not take.
+ * A write of the workflow's found its run's record closed, from outside: the run was cancelled before its workflow
+ * had started (a cancel closes a record not yet started while a trigger may be starting it), or ended by an
+ * operator's tool. (Legacy runs, started before 2026-11-28: also by a model call whose end the workflow did not hear.)
+ * The record is the run's account from then on: the workflow stops with nothing more of its own, and drops from its
+ * view what the record did not take.
  */
-export class ClosedElsewhere extends Error {}
+export class RecordClosed extends Error {}
 
 /**
- * The activity's `RunClosed` (activities found the record closed): the run ended elsewhere. A local activity's
- * (`prepareRun`) comes as the failure itself, which runs recorded before 2026-11-27 did not take for it: they went on
- * to write an end of their own, which found the record closed (patch `local-run-closed`).
+ * Whether a step failed because the run's record is closed (`RecordClosed`, or an activity's `RunClosed`). A local
+ * activity's (`prepareRun`) comes as the failure itself, which runs recorded before 2026-11-27 did not take for it:
+ * they went on to write an end of their own, which found the record closed (patch `local-run-closed`).
  */
-export const closedElsewhere = (err: unknown) =>
-  err instanceof ClosedElsewhere || (isRunClosed(err) && (err instanceof ActivityFailure || patched(LOCAL_RUN_CLOSED)));
+export const recordClosed = (err: unknown) =>
+  err instanceof RecordClosed || (isRunClosed(err) && (err instanceof ActivityFailure || patched(LOCAL_RUN_CLOSED)));
 const LOCAL_RUN_CLOSED = 'local-run-closed';
 /** A task waiting for input (`input_required`) has its questions answered through `tasks/result` (docs/mcp.md). */
 const MCP_TASK_INPUT = 'mcp-task-input';
@@ -38,13 +40,18 @@ const DEFAULT_INPUT_TIMEOUT_MS = 24 * 3600_000;
 export type Answer = ModelTurn & { finishedAt?: number };
 export type ToolCallAsked = ModelTurn['toolCalls'][number];
 
-/** What the steps of a run share: its input, its record's identity, its view, its clock and what reaches it from outside. */
+/**
+ * What the steps of a run share: its input, its record's identity, its view, its clock and what reaches it from
+ * outside; `legacy`: a run started before 2026-11-28 (patch `one-writer`), whose model calls record its start and end
+ * themselves (run-start.ts `legacyFirstCall`, `callModel`'s `finish`).
+ */
 export interface RunParts {
   input: RunInput;
   run: RunRef;
   log: RunLog;
   clock: RunClock;
   controls: RunControls;
+  legacy: boolean;
 }
 
 /**
@@ -70,7 +77,7 @@ export class RunSteps {
 
   /**
    * Writes what the store does not have yet (entries, messages) with the status; sets the status first if given.
-   * Throws ClosedElsewhere when the record is closed (nothing written; the view keeps the status it had, since a
+   * Throws RecordClosed when the record is closed (nothing written; the view keeps the status it had, since a
    * closed status here would have readers take the view for the run's end). Writes are made one at a time, in the
    * order asked: a handler (an MCP server's question, its answer) may record while the main flow awaits a call.
    */
@@ -98,41 +105,26 @@ export class RunSteps {
     const written = await proxyLocalActivities<RunActivities>(RECORD).recordRun({ run, status: log.status, modifiedAt: log.modifiedAt, ...batch, usage: log.usage, ...(status ? { transition: true } : {}) });
     if (written === false) {
       log.status = before;
-      throw new ClosedElsewhere();
+      throw new RecordClosed();
     }
     log.recorded(batch);
   }
 
   /**
-   * One model call, retried with backoff (the run shows `pending` while it waits); `finishedAt` when it ended the run.
-   * `failedFirst`: how its first attempt failed (the run's first call, made by `prepareAndCallModel`).
+   * One model call, retried with backoff (the run shows `pending` while it waits). `failedFirst`: how its first
+   * attempt failed (the run's first call, made by RunStart). Legacy runs: `finishedAt` when it ended the run.
    */
   async askModel(prepared: PreparedRun, failedFirst?: unknown): Promise<Answer> {
-    const { input, run, log, clock } = this.parts;
+    const { input, log, clock } = this.parts;
     const { limits } = input;
-    const model = { runner: prepared.runner, model: prepared.model, maxTokens: prepared.maxTokens, toolSpecs: prepared.toolSpecs };
     for (let attempt = 1; ; attempt++) {
-      // With nothing left to write, an answer without tool calls ends the run in the same activity (if it keeps the
-      // run within its token budget).
-      const call: ModelCallInput = {
-        run,
-        taskId: input.taskId,
-        taskVersion: input.taskVersion,
-        model,
-        messages: log.messages,
-        entriesFrom: log.total,
-        finish: log.allRecorded,
-        ...(attempt > 1 ? { again: true } : {}),
-        usage: log.usage,
-        maxTotalTokens: limits.maxTotalTokens,
-      };
       try {
         if (attempt === 1 && failedFirst !== undefined) throw failedFirst;
-        return await proxyActivities<RunActivities>(this.providerCallOptions()).callModel(call);
+        return await this.callModelOnce(prepared, attempt);
       } catch (err) {
-        // A call that found the run ended (its end written by an earlier call this view did not hear, or from
-        // outside) is not the run's failure: the record's account stands.
-        if (isCancellation(err) || closedElsewhere(err)) throw err;
+        // Legacy runs: a call that found the run ended (its end written by an earlier call this view did not hear) is
+        // not the run's failure: the record's account stands.
+        if (isCancellation(err) || recordClosed(err)) throw err;
         const failure = clock.past(err);
         if (failure instanceof RunFailed) throw failure;
         const { retryable, reason, retryAfterMs } = readFailure(failure, { name: 'the provider call', kind: 'provider' });
@@ -147,6 +139,32 @@ export class RunSteps {
         await this.record('running');
       }
     }
+  }
+
+  /**
+   * One attempt of a model call (`callModel`) with the conversation so far; given the prompt when the store does not
+   * have it yet (the run's first call, before its start is recorded).
+   */
+  async callModelOnce(prepared: PreparedRun, attempt = 1): Promise<Answer> {
+    const { input, run, log } = this.parts;
+    const legacy = this.parts.legacy;
+    const prompt = log.unrecordedPrompt;
+    const call: ModelCallInput = {
+      run,
+      taskId: input.taskId,
+      taskVersion: input.taskVersion,
+      model: { runner: prepared.runner, model: prepared.model, maxTokens: prepared.maxTokens, toolSpecs: prepared.toolSpecs },
+      messages: log.messages,
+      ...(prompt !== undefined ? { prompt } : {}),
+      entriesFrom: log.total,
+      // Legacy runs: with nothing left to write, an answer without tool calls ends the run in the same activity (if
+      // it keeps the run within its token budget); a call made again first checks the record.
+      finish: legacy && log.allRecorded,
+      ...(legacy && attempt > 1 ? { again: true } : {}),
+      usage: log.usage,
+      maxTotalTokens: input.limits.maxTotalTokens,
+    };
+    return proxyActivities<RunActivities>(this.providerCallOptions()).callModel(call);
   }
 
   /** Runs one tool call the model asked for (after a person's decision when its install asks for one). */
@@ -180,7 +198,7 @@ export class RunSteps {
       const options = { ...clock.bounded(TOOL_CALL), taskQueue: toolTaskQueue(workflowInfo().taskQueue) };
       return await proxyActivities<RunActivities>(options).callTool(where);
     } catch (err) {
-      if (err instanceof ClosedElsewhere) throw err;
+      if (err instanceof RecordClosed) throw err;
       const failure = clock.past(err);
       if (failure instanceof RunFailed || isCancellation(failure)) throw failure;
       throw new RunFailed(`tool ${call.name} failed: ${readFailure(failure, { name: `tool ${call.name}`, kind: 'tool' }).reason}`);

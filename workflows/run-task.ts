@@ -1,4 +1,4 @@
-import { ActivityFailure, CancellationScope, continueAsNew, isCancellation, workflowInfo } from '@temporalio/workflow';
+import { ActivityFailure, CancellationScope, continueAsNew, isCancellation, patched, workflowInfo } from '@temporalio/workflow';
 import { addModelCall, addSampled, finalEntry } from '../src/contract/constants';
 import { readFailure } from '../src/contract/failures';
 import type { RunInput, RunOutcome, RunRef, RunStatus, Text } from '../src/contract/types';
@@ -6,18 +6,26 @@ import { RunClock, RunFailed } from './run-clock';
 import { RunControls } from './run-controls';
 import { RunLog } from './run-log';
 import { RunStart, type FirstOutcome } from './run-start';
-import { ClosedElsewhere, closedElsewhere, RunSteps, type RunParts } from './run-steps';
+import { RecordClosed, recordClosed, RunSteps, type RunParts } from './run-steps';
 
-/** How the run's conversation ended: the model's answer (recorded by its call when `finishedAt`), or a continue-as-new. */
+/** How the run's conversation ended: the model's answer (legacy runs: recorded by its call when `finishedAt`), or a continue-as-new. */
 type Ending = { kind: 'answer'; text: Text; finishedAt?: number } | { kind: 'continue'; turn: number };
+
+/**
+ * Runs started before 2026-11-28 have their model calls record the run's start and end; later runs have the workflow
+ * write everything (run-steps.ts `RunParts.legacy`). Checked once, first: a run's whole execution takes one path.
+ */
+const ONE_WRITER = 'one-writer';
 
 /**
  * One run of a task: prepare it, ask the model, run the tools it asks for, until it answers without tool calls.
  * Contents stay out of history: activities store what they produce and return references, the conversation is stored
- * once and a model call is given only its length, and the entries are written to the run record as they accumulate
- * (at every status change and every turn). A long run continues as new under the same workflow id.
+ * once and a model call is given only its length. The workflow is its record's one writer: it writes the entries as
+ * they accumulate (at every status change and every turn, through the recorder's local activity). A long run
+ * continues as new under the same workflow id.
  */
 export async function runTask(input: RunInput): Promise<RunOutcome> {
+  const legacy = !patched(ONE_WRITER);
   const { resume, limits } = input;
   const log = new RunLog(
     resume
@@ -27,7 +35,7 @@ export async function runTask(input: RunInput): Promise<RunOutcome> {
   const controls = new RunControls(log);
   const run: RunRef = { id: workflowInfo().workflowId, createdAt: input.createdAt };
   const clock = new RunClock(resume?.deadline ?? Date.now() + limits.timeoutMs, limits.timeoutMs);
-  const parts: RunParts = { input, run, log, clock, controls };
+  const parts: RunParts = { input, run, log, clock, controls, legacy };
   const steps = new RunSteps(parts);
   const start = new RunStart(parts, steps);
 
@@ -35,7 +43,7 @@ export async function runTask(input: RunInput): Promise<RunOutcome> {
   try {
     ending = await controls.work.run(() => converse(parts, steps, start));
   } catch (err) {
-    if (closedElsewhere(err)) return endedElsewhere(log);
+    if (recordClosed(err)) return endedElsewhere(log);
     const reason = await failedRun(err, parts, steps, start);
     if (reason === undefined) return endedElsewhere(log);
     log.push({ msg: reason, error: reason, lastMessage: { role: 'system', content: reason } });
@@ -46,7 +54,7 @@ export async function runTask(input: RunInput): Promise<RunOutcome> {
     return continueAsNew<typeof runTask>({ ...input, payload: undefined, resume: next });
   }
   if (ending?.finishedAt !== undefined) {
-    // The model call recorded the run's end itself.
+    // Legacy runs: the model call recorded the run's end itself.
     log.status = 'ready';
     log.pushRecorded([finalEntry(ending.text)], ending.finishedAt);
     return { status: 'ready', entries: log.total };
@@ -60,7 +68,7 @@ export async function runTask(input: RunInput): Promise<RunOutcome> {
   try {
     await CancellationScope.nonCancellable(() => steps.record(status));
   } catch (err) {
-    if (err instanceof ClosedElsewhere) return endedElsewhere(log);
+    if (err instanceof RecordClosed) return endedElsewhere(log);
     throw err;
   }
   return { status, entries: log.total };
@@ -75,8 +83,8 @@ async function converse(parts: RunParts, steps: RunSteps, start: RunStart): Prom
   const { limits } = input;
   let first: FirstOutcome = {};
   if (!start.prepared) {
-    // The first call prepares the run; when it could not (or failed), the run is prepared here.
     first = await start.firstCall(input.runner);
+    // Legacy runs: the first call prepares the run; when it could not (or failed), the run is prepared here.
     if (!start.prepared) await start.prepareHere();
   }
   const prepared = start.prepared!;
@@ -91,6 +99,8 @@ async function converse(parts: RunParts, steps: RunSteps, start: RunStart): Prom
     if (answer.toolCalls.length === 0) return { kind: 'answer', text: answer.text, finishedAt: answer.finishedAt };
     if (answer.text !== '') log.push({ msg: 'assistant', exchange: { role: 'assistant', content: answer.text } });
     log.addMessage({ role: 'assistant', text: answer.text, toolCalls: answer.toolCalls.map(({ id, name, arguments: args }) => ({ id, name, arguments: args })) });
+    // The record has the run's start (with this answer) before its first tools run, which may take long.
+    if (log.unrecordedPrompt !== undefined) await steps.record();
     for (const call of answer.toolCalls) {
       log.push({ msg: `tool call: ${call.name}`, exchange: { role: 'assistant', content: call.shown } });
       const outcome = await steps.callTool(prepared, call);
@@ -117,8 +127,8 @@ function checkBudget({ input, log }: RunParts): void {
 
 /**
  * The reason a run that failed (or was cancelled) shows, once what it needs before its end is written is done: a
- * cancelled run's calls in flight stopped, and a start the view did not hear prepared again, so the end goes after the
- * record's first entries. Undefined when the record turned out closed meanwhile (its account stands).
+ * cancelled run's calls in flight stopped (legacy runs: and a start the view did not hear prepared again, so the end
+ * goes after the record's first entries). Undefined when the record turned out closed meanwhile (its account stands).
  */
 async function failedRun(err: unknown, parts: RunParts, steps: RunSteps, start: RunStart): Promise<string | undefined> {
   const cancelled = isCancellation(err);
@@ -126,21 +136,20 @@ async function failedRun(err: unknown, parts: RunParts, steps: RunSteps, start: 
   const reason = err instanceof RunFailed ? err.message : cancelled ? (by !== undefined ? `cancelled by ${by}` : 'the run was cancelled') : readFailure(err, { name: 'the run', kind: 'other' }).reason;
   // A call of this run in flight in this worker stops now; in another worker, at its next heartbeat.
   if (cancelled) await CancellationScope.nonCancellable(() => steps.abortCalls()).catch(() => undefined);
-  if (start.unheard && (cancelled || !(err instanceof ActivityFailure && err.activityType === 'prepareRun'))) {
-    // The first call may have recorded the first entries: prepared again (the same entries, at the same places), the
-    // end goes after them. (When preparing again is what just failed, after its retries, the end goes after what this
-    // view has.)
+  // Legacy runs: the first call may have recorded the first entries (the end must go after them), unless preparing
+  // again is what just failed.
+  if (parts.legacy && start.unheard && (cancelled || !(err instanceof ActivityFailure && err.activityType === 'prepareRun'))) {
     try {
       await CancellationScope.nonCancellable(() => start.prepareHere());
     } catch (prepareErr) {
-      if (closedElsewhere(prepareErr)) return undefined;
+      if (recordClosed(prepareErr)) return undefined;
       // Not prepared (its own failure, logged by the worker): the end goes after what this view has.
     }
   }
   return reason;
 }
 
-/** The run's end is the record's (ClosedElsewhere): the view keeps only what the record has. */
+/** The run's end is the record's (RecordClosed): the view keeps only what the record has. */
 function endedElsewhere(log: RunLog): RunOutcome {
   log.discardUnrecorded();
   return { status: log.status, entries: log.total, closedElsewhere: true };

@@ -64,6 +64,11 @@ export interface RunLimits {
   maxTotalTokens?: number | null;
   /** INPUT_TIMEOUT_S: how long a question of an MCP server waits for a person's answer (absent in runs started before it: 24 h). */
   inputTimeoutMs?: number;
+  /**
+   * RUN_START_WRITE_DELAY_MS: how long the run's first model call may take before the workflow records the run
+   * `running` with its prompt (absent in runs started before 2026-11-28, whose first call wrote it: 250 ms).
+   */
+  startWriteDelayMs?: number;
 }
 
 /** What a run used, as the providers report it: the run object's `usage`. */
@@ -171,7 +176,7 @@ export interface RunSnapshot {
 export interface RunOutcome {
   status: RunStatus;
   entries: number;
-  /** Its record was closed by another writer (see run-task.ts `ClosedElsewhere`): the record says how it ended. */
+  /** Its record was found closed, from outside the workflow (see run-steps.ts `RecordClosed`): the record says how it ended. */
   closedElsewhere?: true;
 }
 
@@ -242,24 +247,29 @@ export interface ModelCallInput {
   model: ModelSettings;
   /** The conversation's length so far (messages the call reads from the store). */
   messages: number;
-  /** Index of the next entry: where the run's end goes when the call records it. */
-  entriesFrom: number;
-  /** When the model answers without tool calls, the call also records the run's end (nothing else waits to be written). */
-  finish: boolean;
   /**
-   * A call made again after one whose end the workflow did not hear (a lost worker, a timeout): that one may have
-   * recorded the run's end, so this one checks the record before asking the model. Absent on a turn's first call.
+   * The prompt, message 0, when the store does not have it yet: the run's first call, made before the workflow has
+   * recorded the run's start (it records it with the call's outcome). The call reads no message from the store then.
    */
+  prompt?: Text;
+  /** Index of the next entry (legacy: where the run's end goes when the call records it). */
+  entriesFrom: number;
+  /**
+   * Legacy, runs started before 2026-11-28 (patch `one-writer`): when the model answers without tool calls, the call
+   * also records the run's end. The workflow of a later run records everything itself and sends false.
+   */
+  finish: boolean;
+  /** Legacy, with `finish`: a call made again after one whose end the workflow did not hear checks the record first. */
   again?: boolean;
-  /** The run's usage before this call: what the end records when this call writes it (with this call's added). */
+  /** The run's usage before this call (legacy: what the end records when this call writes it, with this call's added). */
   usage: RunUsage;
   /** The run's token budget: an answer that takes the run past it does not end the run here (the workflow fails it). */
   maxTotalTokens?: RunLimits['maxTotalTokens'];
 }
 
 /**
- * The run's first model call, which prepares the run first (`prepareAndCallModel`): the model, the conversation (the
- * prompt) and where the end's entry goes come from the preparation.
+ * Legacy (runs started before 2026-11-28): the run's first model call, which prepares the run first
+ * (`prepareAndCallModel`): the model, the conversation (the prompt) and where the end's entry goes come from the preparation.
  */
 export interface FirstModelCallInput extends Pick<ModelCallInput, 'run' | 'taskId' | 'taskVersion' | 'usage' | 'maxTotalTokens'> {
   identity: RunIdentity;
@@ -272,17 +282,23 @@ export interface FirstModelCallInput extends Pick<ModelCallInput, 'run' | 'taskI
 }
 
 /**
- * The first call's answer with what the preparation recorded; or `unprepared`: preparing failed, the model was not
- * asked, and the workflow prepares the run on its own (the `prepareRun` local activity, with its retries). A template's
- * failure (TEMPLATE_FAILURES) is thrown instead: it is the run's end.
+ * Legacy (runs started before 2026-11-28): the first call's answer with what the preparation recorded (with the run's
+ * end when `finishedAt`); or `unprepared`: preparing failed, the model was not asked, and the workflow prepares the
+ * run on its own (the `prepareRun` local activity, with its retries). A template's failure (TEMPLATE_FAILURES) is
+ * thrown instead: it is the run's end.
  */
 export type FirstModelCall = { unprepared: true } | (ModelTurn & { finishedAt?: number; started: StartedRun });
 
-/** What the prepare step returns: the run's inputs, and the entries it recorded with status `running` at `at`. */
+/**
+ * What preparing a run found: its inputs, and its first entries (the last of them the prompt) at `at`; `prompt`, the
+ * conversation's message 0 (absent in results recorded before 2026-11-28). `prepareStart` leaves recording them to
+ * the workflow; legacy `prepareRun` has recorded them (`running`).
+ */
 export interface StartedRun {
   prepared: PreparedRun;
   entries: HeldEntry[];
   at: number;
+  prompt?: Text;
 }
 
 /** Which run a stored content belongs to, for an activity that stores what it produces. */

@@ -113,8 +113,9 @@ export function createRunReader(temporal: Client, options: RunReaderOptions) {
         if (snapshot.from > known) learn(workflowId, tracked, await stored.read(known, snapshot.from));
         learn(workflowId, tracked, snapshot.entries.slice(Math.max(0, tracked.entries.length - snapshot.from)));
         if (tracked.entries.length >= snapshot.total || snapshot.entries.length === 0) {
-          // The record may be ahead of the workflow: a run's first model call prepares it (its first entries) before
-          // the workflow hears of it. What the store has is the run's, and never changes: the view shows it.
+          // The record may be ahead of the workflow in runs started before 2026-11-28: their first model call
+          // records the first entries before the workflow hears of them. What the store has is the run's, and never
+          // changes: the view shows it.
           const shown = Math.max(snapshot.total, Math.min(stored.count, tracked.entries.length));
           tracked.view = { status: snapshot.status, createdAt: snapshot.createdAt, modifiedAt: snapshot.modifiedAt, entries: tracked.entries.slice(0, shown), usage: snapshot.usage };
           tracked.at = Date.now();

@@ -23,8 +23,9 @@ import { isTerminal } from '../contract/constants';
 import type { HeldEntry, RunRef } from '../contract/types';
 
 /**
- * The recorder: the one code path that writes a run record, whoever calls it (the trigger, the workflow's activities,
- * a reader or a cancel closing a run whose workflow is gone, the reconciler). Every write after the insert is
+ * The recorder: the one code path that writes a run record, whoever calls it (the trigger; the workflow, through its
+ * local activities, the one writer while it runs; a reader or a cancel closing a run whose workflow is gone or never
+ * started, the reconciler). Every write after the insert is
  * conditional on the record found by `_id` (store/runs.ts RecordCondition): a closed record never changes again, and
  * a write for another run of the name (deleted and triggered again since) changes nothing. A write that loses its
  * condition says so to its caller (`Recorded`), which decides what that means for it; none throws for it.
@@ -158,8 +159,10 @@ async function lostCondition(models: Models, run: RunRef, progress: RunProgress)
 
 
 /**
- * The "start with its end" optimisation, inside the recorder: a run's first model call defers the write of its start
- * (`running`, the first entries and the prompt: `write`) by `delayMs`. A model that answers sooner has the start written
+ * Legacy, for runs started before 2026-11-28, whose first model call (`prepareAndCallModel`) records their start:
+ * the "start with its end" optimisation, inside the recorder. (A later run's start is the workflow's: its view holds
+ * the first entries until its first write, which records them with whatever else it writes.) The call defers the
+ * write of its start (`running`, the first entries and the prompt: `write`) by `delayMs`. A model that answers sooner has the start written
  * with the run's end (`startWithEnd`), one write of the record instead of two; a slower one has the start written at
  * the delay, as readers expect. `made()` stops the write if it has not begun and tells whether the record has the
  * start: false when it was not begun or failed in the store (the caller writes it, alone or with the end); it throws
@@ -186,7 +189,7 @@ export function deferStart(write: () => Promise<void>, delayMs: number, onStoreF
   };
 }
 
-/** One write of a run's start (its first entries, from 0) and its end (`entry` after them). */
+/** Legacy (see deferStart): one write of a run's start (its first entries, from 0) and its end (`entry` after them). */
 export function startWithEnd(start: RunProgress, end: Pick<RunProgress, 'status' | 'modifiedAt' | 'usage'> & { entry: HeldEntry }): RunProgress {
   return { ...start, status: end.status, modifiedAt: end.modifiedAt, entries: { from: 0, items: [...start.entries.items, end.entry] }, usage: end.usage };
 }

@@ -131,6 +131,7 @@ export async function startFromRecord(deps: StartDeps, record: RunRecord, task: 
       providerCallMs: config.PROVIDER_TIMEOUT_MS + 30_000,
       continueAsNewEvents: config.RUN_CONTINUE_AS_NEW_EVENTS,
       inputTimeoutMs: config.INPUT_TIMEOUT_S * 1000,
+      startWriteDelayMs: config.RUN_START_WRITE_DELAY_MS,
     },
     runner: record.runner,
   };

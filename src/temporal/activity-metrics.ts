@@ -11,7 +11,7 @@ const MODEL_LABELS = 20;
 /**
  * A worker's activity metrics, from an inbound interceptor around every activity (so no activity counts itself):
  * `ptr_activities_in_flight{activity}`, `ptr_activities_total{activity,outcome}`; for `callModel` (and a run's first
- * call, `prepareAndCallModel`),
+ * call in runs started before 2026-11-28, `prepareAndCallModel`),
  * `ptr_provider_call_duration_seconds{runner,outcome}` and `ptr_provider_tokens_total{runner,model,kind}`; for
  * `callTool`, `ptr_servlet_calls_total{outcome}`; an MCP call's sampling requests (`callMcpTool`'s `sampled`) add to
  * the tokens as the run's model calls; and `ptr_run_status_transitions_total{to}`, the status changes
@@ -91,7 +91,7 @@ export function activityMetrics(registry: Registry): ActivityInterceptorsFactory
       const sampled = (result as ToolOutcome)?.sampled;
       const model = (input as { sampling?: SamplingInput })?.sampling?.model;
       if (sampled && model) used({ runner: runnerOf({ runner: model.runner }), model: modelLabel(model.model) }, sampled);
-    } else if (activity === 'prepareRun') {
+    } else if (activity === 'prepareRun' || activity === 'prepareStart') {
       transitions.inc({ to: 'running' });
     } else if (activity === 'recordRun') {
       const write = input as { status?: RunStatus; transition?: boolean };
@@ -103,7 +103,7 @@ export function activityMetrics(registry: Registry): ActivityInterceptorsFactory
     inbound: {
       async execute(input, next) {
         const activity = ctx.info.activityType;
-        const provider = activity === 'callModel' || activity === 'prepareAndCallModel' ? providerCalls.startTimer() : undefined;
+        const provider = MODEL_CALLS.has(activity) ? providerCalls.startTimer() : undefined;
         inFlight.inc({ activity });
         let outcome: Outcome = 'failed';
         try {
@@ -131,7 +131,10 @@ export function activityMetrics(registry: Registry): ActivityInterceptorsFactory
   });
 }
 
-/** The runner of a callModel (or prepareAndCallModel) input, or `other`: a label value must come from a known set. */
+/** The activities that call the run's model (prepareAndCallModel: the first call of runs started before 2026-11-28). */
+const MODEL_CALLS = new Set(['callModel', 'prepareAndCallModel']);
+
+/** The runner of a callModel (or a first call's) input, or `other`: a label value must come from a known set. */
 function runnerOf(input: unknown): string {
   const call = input as (Partial<ModelCallInput> & Partial<Pick<FirstModelCallInput, 'runner'>>) | undefined;
   const runner: string | undefined = call?.model?.runner ?? call?.runner;

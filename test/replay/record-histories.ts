@@ -1,7 +1,8 @@
 /**
  * Records the histories the replay test (test/unit/workflow-replay.test.ts) replays: one run of each path through
  * `runTask` (and one of each workflow of its own: a webhook delivery, a schedule's action) on the real stack, written to test/fixtures/histories/<scenario>.history (the History
- * protobuf, binary), or `<scenario>.<date>.history` beside it when that is there: the files recorded before are
+ * protobuf, binary), or `<scenario>.<date>.history` beside it when that is there (`<scenario>.<date>.<n>.history` for
+ * a later recording the same day): the files recorded before are
  * kept, so runs of the old code still replay. Run it after a change to `workflows/` that is meant to change histories:
  *
  *   npm run record-histories
@@ -24,7 +25,13 @@ const DIR = path.join(__dirname, '..', 'fixtures', 'histories');
 /** Where a scenario's new history goes: never over a file recorded before (the replay test replays them all). */
 function fixturePath(scenario: string): string {
   const first = path.join(DIR, `${scenario}.history`);
-  return fs.existsSync(first) ? path.join(DIR, `${scenario}.${new Date().toISOString().slice(0, 10)}.history`) : first;
+  if (!fs.existsSync(first)) return first;
+  const dated = `${scenario}.${new Date().toISOString().slice(0, 10)}`;
+  // A second recording the same day is numbered (`answer.2026-11-28.2.history`).
+  for (let n = 1; ; n++) {
+    const file = path.join(DIR, n === 1 ? `${dated}.history` : `${dated}.${n}.history`);
+    if (!fs.existsSync(file)) return file;
+  }
 }
 
 describe('recording workflow histories for the replay test', function () {

@@ -1,5 +1,6 @@
 import crypto from 'node:crypto';
 import { expect } from 'chai';
+import { workflowSteps } from '../helpers/history';
 import mongoose from 'mongoose';
 import type { CommandStartedEvent } from 'mongodb';
 import { registerModels } from '../../src/store/models';
@@ -34,7 +35,7 @@ function slowPrompt(ms: number): { prompt: string; payload: { a: number[]; b: nu
 }
 
 describe('runs: a cancel racing the run\'s own writes', () => {
-  it('ends `error` a run cancelled while its prepare step still runs, and it stays so once that step has written', async function () {
+  it('ends `error` a run cancelled while its preparation still runs, and nothing writes its record after', async function () {
     this.timeout(180_000);
     const { username, sessionId } = await signedIn();
     const stack = getStack();
@@ -54,45 +55,41 @@ describe('runs: a cancel racing the run\'s own writes', () => {
       const id = runWorkflowId({ owner: username, profile: 'default', task: 'slow-prompt', run: 'r1' });
       const handle = stack.temporal.workflow.getHandle(id);
       const events = async () => (await handle.fetchHistory()).events ?? [];
-      // The worker has taken the workflow's first task, which starts the prepare step at once; the step has not ended.
-      await until('the prepare step in flight', async () => {
-        const history = await events();
-        return history.some((e) => e.workflowTaskStartedEventAttributes) && !history.some((e) => e.markerRecordedEventAttributes);
-      });
+      const steps = async () => workflowSteps(await events());
+      // The worker has taken the workflow's first task, which starts the preparation at once; it has not ended.
+      await until('the preparation in flight', async () => (await events()).some((e) => e.workflowTaskStartedEventAttributes) && !(await steps()).includes('local:prepareStart'));
       const cancel = await api.post(`${new URL(trigger.body.url).pathname}/cancel`);
       expect(cancel.status, cancel.text).to.equal(202);
       const outcome = await handle.result();
-
-      // The cancel reached the workflow before the prepare step ended (the race this test is about happened).
-      const history = await events();
-      const signalled = history.findIndex((e) => e.workflowExecutionSignaledEventAttributes?.signalName === 'cancel');
-      const marker = history.findIndex((e) => e.markerRecordedEventAttributes);
-      expect(signalled, 'the cancel signal').to.be.greaterThan(-1);
-      expect(marker, 'the prepare step ended after the cancel').to.be.greaterThan(signalled);
-      // The workflow wrote the cancel; or, when its task was run again (the first call's failure came in while it
-      // completed: Temporal rejects that completion), found it written, and left the record as it was.
+      // The workflow wrote the cancel; or, when its task was run again (Temporal rejects a completion when an event
+      // came in meanwhile), found it written, and left the record as it was.
       expect(outcome.status === 'error' || outcome.closedElsewhere === true, JSON.stringify(outcome)).to.equal(true);
 
-      // Once the prepare step's write has landed (its first entry is "run started"), the record still says `error`.
-      const record = await until('the prepare step\'s write', async () => {
-        const found = await findRun(stack.db.models, id);
-        return found?.results.some((e) => (e as { msg?: string }).msg === 'run started') ? found : undefined;
-      });
-      expect(record.status).to.equal('error');
-      const read = await api.get(new URL(trigger.body.url).pathname);
-      expect(read.body.status).to.equal('error');
-      expect(read.body.results.at(-1).error).to.equal(`cancelled by ${username}`);
-      const msgs = read.body.results.map((e: { msg: string }) => e.msg);
-      // Written once each: the first entries (prepared in the first call, then again: the same) and the cancel.
-      expect(msgs.filter((m: string) => m === 'run started')).to.have.length(1);
-      expect(msgs.filter((m: string) => m.startsWith('cancelled by'))).to.have.length(1);
+      // The cancel reached the workflow before the preparation ended (the race this test is about happened): the run
+      // ended without asking the model.
+      const history = await events();
+      const signalled = history.findIndex((e) => e.workflowExecutionSignaledEventAttributes?.signalName === 'cancel');
+      const prepared = history.findIndex((e) => workflowSteps([e])[0] === 'local:prepareStart');
+      expect(signalled, 'the cancel signal').to.be.greaterThan(-1);
+      if (prepared !== -1) expect(prepared, 'the preparation ended after the cancel').to.be.greaterThan(signalled);
+      expect(await steps(), 'the workflow\'s steps').to.not.include('callModel');
+      const ended = (await findRun(stack.db.models, id))!;
+      expect(ended.status).to.equal('error');
+      const msgs = ended.results.map((e) => e.msg);
+      expect(msgs.at(-1)).to.equal(`cancelled by ${username}`);
+      expect(msgs.filter((m) => m.startsWith('cancelled by')), 'the cancel, once').to.have.length(1);
+
+      // Once the preparation has ended in the worker, the record is as the cancel left it: the preparation writes none.
+      const metric = async (name: string) => Number(new RegExp(`^${name}\\{activity="prepareStart"(,outcome="[a-z]+")?\\} (\\d+)`, 'm').exec(await worker.worker.metrics.metrics())?.[2] ?? NaN);
+      await until('the preparation ended in the worker', async () => (await metric('ptr_activities_total')) >= 1 && (await metric('ptr_activities_in_flight')) === 0, 60_000);
+      expect(await findRun(stack.db.models, id), 'the closed record, unchanged').to.deep.equal(ended);
     } finally {
       await server.close();
       await worker.stop();
     }
   });
 
-  it('stops a run whose end a call the workflow did not hear had written: the record, its reads and its stream stay as that call left them', async function () {
+  it('stops a run whose record was closed from outside while its model call failed: the record, its reads and its stream stay as that close left them', async function () {
     this.timeout(120_000);
     const { username, sessionId } = await signedIn();
     const stack = getStack();
@@ -114,11 +111,11 @@ describe('runs: a cancel racing the run\'s own writes', () => {
       const id = runWorkflowId({ owner: username, profile: 'default', task: 'lost-end', run: 'l1' });
       stream = await openEvents(sessionId, path, { baseUrl: server.url });
       await until('the model call', () => ours().length > 0);
-      // The call records the run `running` RUN_START_WRITE_DELAY_MS into it (a call that answers sooner writes its
-      // start with its end, a case of its own): its end is written after that.
+      // The workflow records the run `running` RUN_START_WRITE_DELAY_MS into the call: the outside end is written after that.
       await until('the record to say running', async () => (await findRun(stack.db.models, id))?.status === 'running');
-      // What the call's write of the run's end leaves when its worker is lost right after it: the workflow then sees
-      // the call fail (here: its connection cut) and tries again.
+      // An end written from outside the workflow (as an operator's tool, or a legacy run's call whose worker was lost
+      // right after its write, would leave it): the workflow then sees the call fail (here: its connection cut) and
+      // tries again, first recording the wait.
       const before = (await findRun(stack.db.models, id))!;
       expect(await stack.db.models.LiveRun.countDocuments({ run: id }), 'the run holds a place among its owner\'s live runs').to.equal(1);
       await recordProgress(stack.db.models, { id, createdAt: before.created_at.getTime() }, { status: 'ready', modifiedAt: Date.now(), entries: { from: entryCount(before), items: [finalEntry('the lost call\'s answer')] } });
@@ -126,7 +123,7 @@ describe('runs: a cancel racing the run\'s own writes', () => {
       const outcome = await stack.temporal.workflow.getHandle(id).result();
       expect(outcome, 'the workflow stops, saying the record ended the run').to.deep.include({ closedElsewhere: true });
       expect(ours(), 'the model is not asked again').to.have.length(0);
-      // The lost call closed the record without announcing it: the workflow's write that found it closed did.
+      // The outside write closed the record without announcing it: the workflow's write that found it closed did.
       expect(await stack.db.models.LiveRun.countDocuments({ run: id }), 'the run\'s place given back').to.equal(0);
 
       const record = (await findRun(stack.db.models, id))!;
@@ -145,7 +142,7 @@ describe('runs: a cancel racing the run\'s own writes', () => {
       await worker.stop();
     }
   });
-  it('stops, writing nothing more, a run whose answering call found its end already written: no failure of its own', async function () {
+  it('stops, writing nothing more, a run whose end it found already written when the model answered: no failure of its own', async function () {
     this.timeout(120_000);
     const { username, sessionId } = await signedIn();
     const stack = getStack();
@@ -174,14 +171,14 @@ describe('runs: a cancel racing the run\'s own writes', () => {
       const trigger = await postSigned(await signedUrl(api, 'default', 'answer-after-end'), { text }, { 'run-id': 'a1' });
       const id = runWorkflowId({ owner: username, profile: 'default', task: 'answer-after-end', run: 'a1' });
       await until('the record to say running', async () => (await findRun(stack.db.models, id))?.status === 'running');
-      // Another end (an earlier call's, unheard) is written while this call waits for the model; then the model answers.
+      // Another end (from outside the workflow) is written while the call waits for the model; then the model answers.
       const before = (await findRun(stack.db.models, id))!;
       await recordProgress(stack.db.models, { id, createdAt: before.created_at.getTime() }, { status: 'ready', modifiedAt: Date.now(), entries: { from: entryCount(before), items: [finalEntry('the other answer')] } });
       answer();
       const outcome = await stack.temporal.workflow.getHandle(id).result();
       expect(outcome, 'the workflow stops, saying the record ended the run').to.deep.include({ closedElsewhere: true });
-      // The call's end lost its claim; the workflow, told so, tried no end of its own (an `error` saying the run had
-      // already ended, which its view showed readers until that write too found the record closed).
+      // The workflow's end lost its claim; told so, it tried no other end (an `error` saying the run had already ended,
+      // which its view would show readers until that write too found the record closed).
       expect(claims.filter((c) => c.startsWith(`${id}@`)), 'the ends the worker tried to write').to.have.length(1);
       const record = (await findRun(stack.db.models, id))!;
       expect(record.status).to.equal('ready');

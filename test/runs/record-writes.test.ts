@@ -11,8 +11,9 @@ import { createTask, postSigned, signedUrl, until, waitForRun } from '../helpers
 import { getStack, type RunningWorker } from '../helpers/stack';
 
 /**
- * How often a run's worker writes its record: a run's first model call records it `running` after
- * RUN_START_WRITE_DELAY_MS, or, when the model answers sooner, with the run's end in one write. Seen through the
+ * How often a run's worker writes its record, all of it the workflow's writes through the recorder: the run's start
+ * is recorded `running` once its first model call has taken RUN_START_WRITE_DELAY_MS (given to the run where it is
+ * triggered), or, when the model answers sooner, with the run's end or its first turn in one write. Seen through the
  * commands the worker's own connection sends.
  */
 describe('runs: the writes of a run\'s record by its worker', () => {
@@ -43,7 +44,7 @@ describe('runs: the writes of a run\'s record by its worker', () => {
   async function setUp(overrides: Record<string, string>) {
     const queue = `writes-${crypto.randomBytes(4).toString('hex')}`;
     const worker: RunningWorker = await getStack().startWorker({ TEMPORAL_TASK_QUEUE: queue, ...overrides }, { db });
-    const server = await startApi({ TEMPORAL_TASK_QUEUE: queue });
+    const server = await startApi({ TEMPORAL_TASK_QUEUE: queue, ...overrides });
     const { username, sessionId } = await signedIn();
     const api = apiFor(sessionId, server.url);
     await createTask(api, 'default', 't');
@@ -98,6 +99,7 @@ describe('runs: the writes of a run\'s record by its worker', () => {
       const read = await waitForRun(api, run.url);
       expect(read.results.map((e: { msg: string }) => e.msg)).to.deep.equal(['run started', 'prompt', 'final answer']);
       expect(writes.get(run.id)).to.deep.equal(['update', 'findAndModify']);
+      expect(await readMessages(db.models, run.id, 0, 1), 'the prompt, message 0').to.deep.equal([{ role: 'user', text: 'Say x' }]);
     } finally {
       await stop();
     }
@@ -118,7 +120,7 @@ describe('runs: the writes of a run\'s record by its worker', () => {
         'tool result: nothing__here (error)',
         'final answer',
       ]);
-      // The start (before the first call returns), then the turn's entries; the second call writes the end.
+      // The start with the model's answer (before its tools run), then the turn's entries; then the end.
       expect(writes.get(run.id)).to.deep.equal(['update', 'update', 'findAndModify']);
     } finally {
       await stop();
@@ -136,17 +138,21 @@ describe('runs: the writes of a run\'s record by its worker', () => {
       expect((await api.post(`${new URL(run.url).pathname}/cancel`)).status).to.equal(202);
       const read = await waitForRun(api, run.url);
       expect(read.status).to.equal('error');
-      // The workflow, not having heard what its first call prepared, prepares the run again before writing the cancel.
+      // The end's one write records the start too, which the workflow's view had from the run's preparation. (A
+      // workflow task the server refused, a new event having come meanwhile, is run again and makes the write again:
+      // an update that changes nothing.)
+      expect(writes.get(run.id)![0], 'one write').to.equal('findAndModify');
+      expect(statuses.get(run.id)!.every((s) => s === 'error'), 'the end, and only the end').to.equal(true);
       expect(read.results.map((e: { msg: string }) => e.msg)).to.deep.equal(['run started', 'prompt', `cancelled by ${username}`]);
     } finally {
       await stop();
     }
   });
 
-  it('leaves the record of a run terminated before its start was written as it was closed, when the call writes the start late', async () => {
-    // A call learns that its workflow was terminated at its next heartbeat (every 10 s here): its start's write comes
-    // first, at the delay.
-    const { api, trigger, stop } = await setUp({ RUN_START_WRITE_DELAY_MS: '4000' });
+  it('writes nothing of a run whose workflow was terminated during its first model call, though the call goes on until its next heartbeat', async function () {
+    this.timeout(90_000);
+    // The call learns that its workflow was terminated at its next heartbeat (every 10 s here).
+    const { api, trigger, stop } = await setUp({ RUN_START_WRITE_DELAY_MS: '10000' });
     try {
       getStack().fake.script(() => ({ hang: true }));
       const run = await trigger('terminated');
@@ -155,7 +161,8 @@ describe('runs: the writes of a run\'s record by its worker', () => {
       const read = await waitForRun(api, run.url);
       expect(read.results.map((e: { error?: string }) => e.error)).to.deep.equal(['terminated: stopped by the operator']);
       const closed = await findRun(db.models, run.id);
-      await until('the call\'s write of the start', () => statuses.get(run.id)?.includes('running'));
+      await until('the call stopped (its heartbeat told it)', () => getStack().fake.requests[0]?.abortedAt !== undefined, 60_000);
+      expect(writes.get(run.id), 'no write of the worker\'s: the activity writes no record').to.equal(undefined);
       expect(await findRun(db.models, run.id), 'the closed record, unchanged').to.deep.equal(closed);
     } finally {
       await stop();

@@ -1,5 +1,6 @@
 import crypto from 'node:crypto';
 import { expect } from 'chai';
+import { workflowSteps } from '../helpers/history';
 import type { WorkflowHandle } from '@temporalio/client';
 import { getStack, type RunningWorker } from '../helpers/stack';
 import { api as apiFor, signedIn, startApi, type Api } from '../helpers/api';
@@ -151,6 +152,9 @@ describe('runs: every run ends', () => {
     const trigger = await postSigned(await signedUrl(api, 'default', 'deleted'), { text: 'x' }, { 'run-id': 'd1' });
     const id = runWorkflowId({ owner: username, profile: 'default', task: 'deleted', run: 'd1' });
     await until('the run to call the provider', async () => fake.requests.length > 0);
+    // A run that had started: its record says `running` (RUN_START_WRITE_DELAY_MS into the call). (One whose workflow
+    // vanished before its first write is a start that was lost: a read starts it again, as it does after a trigger's crash.)
+    await until('the record to say running', async () => (await recordOf(id))?.status === 'running');
     await temporal.workflowService.deleteWorkflowExecution({ namespace: temporal.options.namespace, workflowExecution: { workflowId: id } });
     const run = await waitForRun(api, trigger.body.url);
     expect(run.status).to.equal('error');
@@ -221,10 +225,12 @@ describe('runs: every run ends', () => {
     expect(deepRun.results.at(-1).error).to.match(/^the prompt template took longer than 2000 ms to expand \(limit TEMPLATE_TIMEOUT_MS\)$/);
     expect(deepRun.results.map((e: { msg: string }) => e.msg), 'nothing prepared: only the reason').to.have.length(1);
     expect(Date.parse(plainRun.modified_at), 'the plain run ended first').to.be.lessThan(Date.parse(deepRun.modified_at));
-    // Expanded once: the first model call's failure is the run's end, with no preparation of its own after it.
-    const { events } = await getStack().temporal.workflow.getHandle(runWorkflowId({ owner: username, profile: 'default', task: 'deep', run: 'deep' })).fetchHistory();
-    const steps = events!.flatMap((e) => e.activityTaskScheduledEventAttributes?.activityType?.name ?? (e.markerRecordedEventAttributes ? 'marker' : []));
-    expect(steps, 'activities and local activities of the run').to.deep.equal(['prepareAndCallModel', 'marker']);
+    // Expanded once: the preparation's failure is the run's end; no model call.
+    // Its history once the workflow has closed (local activities are in it once their workflow task completed).
+    const handle = getStack().temporal.workflow.getHandle(runWorkflowId({ owner: username, profile: 'default', task: 'deep', run: 'deep' }));
+    await handle.result();
+    const { events } = await handle.fetchHistory();
+    expect(workflowSteps(events!), 'activities and local activities of the run').to.deep.equal(['local:prepareStart', 'local:recordRun']);
   });
 });
 

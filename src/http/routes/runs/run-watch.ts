@@ -115,7 +115,8 @@ export function createRunWatches(
       if (run?.kind === 'live') {
         this.learn(run.view.entries);
         if (!isTerminal(run.view.status)) {
-          // A run's first model call prepares it: its first entries are in the record before the workflow has them.
+          // Runs started before 2026-11-28: their first model call prepares them and records the first entries before
+          // the workflow has them.
           if (this.entries.length === 0 && reread) await this.readAhead(now);
           if (this.stopped) return;
           return this.update({ status: run.view.status, modifiedAt: run.view.modifiedAt, count: this.entries.length });
