@@ -76,6 +76,7 @@ export class RunStart {
    */
   private async recordWhenSlow(call: Promise<unknown>): Promise<void> {
     const delay = this.parts.input.limits.startWriteDelayMs ?? DEFAULT_START_WRITE_DELAY_MS;
+    if (delay <= 0) return this.steps.record();
     const timer = new CancellationScope();
     const slow = await Promise.race([
       call.then(() => false),

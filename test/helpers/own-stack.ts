@@ -34,7 +34,10 @@ export interface OwnStack {
 export async function startOwnStack(overrides: Record<string, string> = {}): Promise<OwnStack> {
   if (!testEnv.temporalCli || !testEnv.ferretdbBin) throw new Error('stall tests start their own servers: set TEMPORAL_CLI and FERRETDB_BIN');
   const stopping: Array<() => Promise<unknown>> = [];
+  // A server a failed test left stalled is resumed first: the worker and the API would wait on it to stop.
+  let resumeAll = () => undefined as void;
   const stop = async () => {
+    resumeAll();
     for (const step of stopping.splice(0).reverse()) await step().catch(() => undefined);
   };
   try {
@@ -44,9 +47,15 @@ export async function startOwnStack(overrides: Record<string, string> = {}): Pro
     stopping.push(() => temporalServer.stop());
     const pids = { mongodb: ferret.pid, temporal: temporalServer.pid };
     const signal = (server: keyof typeof pids, sig: NodeJS.Signals) => process.kill(pids[server], sig);
-    stopping.push(async () => {
-      for (const server of Object.keys(pids) as Array<keyof typeof pids>) signal(server, 'SIGCONT');
-    });
+    resumeAll = () => {
+      for (const server of Object.keys(pids) as Array<keyof typeof pids>) {
+        try {
+          signal(server, 'SIGCONT');
+        } catch {
+          // Already gone.
+        }
+      }
+    };
 
     // Listen first, so PUBLIC_URL (what the API's answers are built from) is its own address.
     const server: Server = await new Promise((resolve) => {

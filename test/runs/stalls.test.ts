@@ -6,6 +6,7 @@ import { startOwnStack, type OwnStack } from '../helpers/own-stack';
 import { createTask, postSigned, signedUrl, waitForRun } from '../helpers/runs';
 import { openEvents } from '../helpers/events';
 import { createSession } from '../../src/store/sessions';
+import { findRun, runWorkflowId } from '../../src/store/runs';
 
 /** Polls until `check` holds (states the test cannot be told about). */
 async function until<T>(what: string, check: () => Promise<T | undefined | false>, timeoutMs = 60_000): Promise<T> {
@@ -48,7 +49,8 @@ describe('runs: a dependency stalls', function () {
   /** A stack of its own, a user with a session and a task `t` whose runs with text "hold" wait on the provider. */
   async function setUp(overrides: Record<string, string>) {
     own = await startOwnStack({ DEPENDENCY_TIMEOUT_MS: '1000', LIVE_READ_WAIT_MS: '300', RECONCILE_INTERVAL_MS: '1000', PROVIDER_RETRY_INITIAL_MS: '200', PROVIDER_RETRY_MAX_MS: '1000', PROVIDER_MAX_ATTEMPTS: '30', ...overrides });
-    const { id } = await createSession(own.db.models, uniqueUser('stall'), 24);
+    const username = uniqueUser('stall');
+    const { id } = await createSession(own.db.models, username, 24);
     sessionId = id;
     api = apiFor(id, own.apiUrl);
     await createTask(api, 'default', 't');
@@ -56,7 +58,9 @@ describe('runs: a dependency stalls', function () {
     const url = await signedUrl(api, 'default', 't');
     const held = await postSigned(url, { text: 'hold' }, { 'run-id': 'held' });
     expect(held.status).to.equal(201);
-    await until('the held run to wait on the provider', async () => (await api.get(new URL(held.body.url).pathname)).body?.status === 'running');
+    // Waiting on the provider, its start recorded (RUN_START_WRITE_DELAY_MS into the call): a run between writes.
+    const heldId = runWorkflowId({ owner: username, profile: 'default', task: 't', run: 'held' });
+    await until('the held run to wait on the provider', async () => (await findRun(own!.db.models, heldId))?.status === 'running');
     return { url, held: held.body.url as string };
   }
 
