@@ -132,9 +132,9 @@ export function createRunActivities(deps: ActivityDeps, runs: Runs) {
     },
 
     /**
-     * Local activity: the run's start, prepared: expands the prompt (in a worker thread, within TEMPLATE_TIMEOUT_MS),
-     * lists the profile's tools and stores the prompt; writes no record (the workflow records the start, with the
-     * run's end or its first turn, or once the first model call has taken the run's `startWriteDelayMs`).
+     * Local activity: the run's start, prepared, when its first model call could not prepare it (or failed): expands
+     * the prompt (in a worker thread, within TEMPLATE_TIMEOUT_MS), lists the profile's tools and stores the prompt;
+     * writes no record (the workflow records the start with its next write).
      */
     async prepareStart(input: PrepareInput): Promise<StartedRun> {
       return (await prepare(input)).started;
@@ -169,7 +169,25 @@ export function createRunActivities(deps: ActivityDeps, runs: Runs) {
     },
 
     /**
-     * Legacy: the first model call of runs started before 2026-11-28 (patch `one-writer`), which records the run
+     * Remote activity: a run's first model call, which prepares the run first (as `prepareStart` does), then asks the
+     * model as `callModel` does, saving the workflow a local activity (and a workflow task) of its own. It writes
+     * nothing: the workflow records the run's start, with the run's end or its first turn, in one write. If preparing
+     * fails, the model is not asked: a template's fault is thrown (the run's end); anything else answers
+     * `unprepared`, and the workflow prepares the run itself (`prepareStart`, which retries through a store's stall).
+     */
+    async firstModelCall(input: FirstModelCallInput): Promise<FirstModelCall> {
+      return tracked(input.run, async (signal) => {
+        const opening = await prepareFirst(input);
+        if (!opening) return { unprepared: true };
+        const { started } = opening;
+        const { runner, model, maxTokens, toolSpecs } = started.prepared;
+        const turn = await modelTurn({ run: input.run, taskId: input.taskId, taskVersion: input.taskVersion, model: { runner, model, maxTokens, toolSpecs }, messages: 1, entriesFrom: started.entries.length, finish: false, usage: input.usage }, signal, opening.conversation);
+        return { ...turn, started };
+      });
+    },
+
+    /**
+     * Legacy: the first model call of runs started before 2026-11-28 (input without `oneWriter`), which records the run
      * itself: `running` with the first entries RUN_START_WRITE_DELAY_MS into the call, or with the run's end when the
      * model has answered by then (one write). Delete with the patch once no such run is open.
      */

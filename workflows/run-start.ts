@@ -10,7 +10,7 @@ import type { Answer, RunParts, RunSteps } from './run-steps';
 export interface FirstOutcome {
   /** The model's answer (the run is prepared: `prepared` is set). */
   answer?: Answer;
-  /** How it failed after it was sent: the caller takes it as its first attempt (legacy runs: once prepared again, `prepareHere`). */
+  /** How it failed after it was sent: the caller takes it as its first attempt (the run prepared by then; legacy runs: once prepared again, `prepareHere`). */
   failure?: unknown;
 }
 
@@ -18,15 +18,17 @@ export interface FirstOutcome {
 const DEFAULT_START_WRITE_DELAY_MS = 250;
 
 /**
- * The run's start: its preparation (the prompt expanded, the tools listed, the first entries, `prepareStart`, which
- * writes nothing) and its first model call. The view has the first entries from then on; the record has them with the
- * workflow's first write: with the run's end or its first turn when the model answers within the run's
- * `startWriteDelayMs`, else at that delay, while the model thinks (lists show the run `pending` until then).
+ * The run's start: its preparation (the prompt expanded, the tools listed, the first entries) and its first model
+ * call, which are one activity (`firstModelCall`) that writes nothing. The view takes the first entries with the
+ * call's outcome, and the workflow's next write records them: with the run's end or its first turn, one write. A
+ * first call slower than the run's `startWriteDelayMs` has the record say `running` meanwhile, so lists show it
+ * (`pending` until then). When the call could not prepare, or failed, the run is prepared here (`prepareStart`, which
+ * writes nothing either).
  */
 export class RunStart {
   /** The run's inputs as its preparation found them; set once prepared (or carried over a continue-as-new). */
   prepared: PreparedRun | undefined;
-  /** Legacy: when the first call was sent (a preparation made again after it writes the same entries, at this time). */
+  /** When the first call was sent: a preparation made after it gives the same entries (their time is this). */
   private firstAt: number | undefined;
   /** Legacy (`legacyFirstCall`): the first call was sent and this view has not heard what it recorded. */
   private sentUnheard = false;
@@ -44,35 +46,61 @@ export class RunStart {
   }
 
   /**
-   * Prepares the run, its first model call and its answer (or how that call failed, for the caller to take as its
-   * first attempt). A template's failure is thrown: the run's end.
+   * The run's first model call, which prepares the run first: its answer, or how it failed after it was sent (for the
+   * caller to take as its first attempt; the run is then prepared here). A template's failure is thrown: the run's end.
    */
   async firstCall(runner: string): Promise<FirstOutcome> {
     if (this.parts.legacy) return this.legacyFirstCall(runner);
-    const { input, run, log } = this.parts;
-    const started = await proxyLocalActivities<RunActivities>(PREPARE).prepareStart({ run, identity: input.identity, taskId: input.taskId, taskVersion: input.taskVersion, payload: input.payload, at: Date.now() });
+    const { input, run, log, clock } = this.parts;
+    this.firstAt = Date.now();
+    log.status = 'running';
+    const call = (async () => proxyActivities<RunActivities>(this.steps.providerCallOptions()).firstModelCall({ run, identity: input.identity, taskId: input.taskId, taskVersion: input.taskVersion, payload: input.payload, at: this.firstAt!, runner, usage: log.usage }))().then(
+      (result) => ({ result }),
+      (err: unknown) => ({ err }),
+    );
+    await this.recordWhenSlow(call);
+    const outcome = await call;
+    if ('err' in outcome) {
+      const { err } = outcome;
+      const failure = clock.past(err);
+      if (isCancellation(err) || failure instanceof RunFailed) throw failure;
+      if (isTemplateFailure(err)) throw err;
+      await this.prepare();
+      return { failure: err };
+    }
+    const { result } = outcome;
+    if ('unprepared' in result) {
+      await this.prepare();
+      return {};
+    }
+    const { started, ...answer } = result;
+    this.heard(started);
+    return { answer };
+  }
+
+  /**
+   * Prepares the run here (`prepareStart`, retried through a store's stall; a template's fault fails the run), with
+   * the entries a first call sent before would have given: the workflow's next write records them.
+   */
+  async prepare(): Promise<void> {
+    const { input, run } = this.parts;
+    const { prepareStart } = proxyLocalActivities<RunActivities>(PREPARE);
+    this.heard(await prepareStart({ run, identity: input.identity, taskId: input.taskId, taskVersion: input.taskVersion, payload: input.payload, at: this.firstAt ?? Date.now() }));
+  }
+
+  /** What a preparation found, which the store does not have yet: the run is `running` with these first entries, the prompt message 0. */
+  private heard(started: StartedRun): void {
+    const { log } = this.parts;
     log.status = 'running';
     log.push(...started.entries);
     log.modifiedAt = started.at;
     log.addMessage({ role: 'user', text: started.prompt! });
     this.prepared = started.prepared;
-    const call = this.steps.callModelOnce(started.prepared).then(
-      (answer) => ({ answer }),
-      (failure: unknown) => ({ failure }),
-    );
-    await this.recordWhenSlow(call);
-    const outcome = await call;
-    if ('failure' in outcome) {
-      const failure = this.parts.clock.past(outcome.failure);
-      if (isCancellation(outcome.failure) || failure instanceof RunFailed) throw failure;
-    }
-    return outcome;
   }
 
   /**
-   * Records the run's start once its first call has taken the run's `startWriteDelayMs` (at once for 0), so the
-   * record and lists show it `running` with its prompt while the model thinks; a call that answers sooner has the start
-   * written with its outcome.
+   * Records the run `running` once its first call has taken the run's `startWriteDelayMs` (at once for 0), so lists
+   * show it while the model thinks; a call that answers sooner has the start written with its outcome.
    */
   private async recordWhenSlow(call: Promise<unknown>): Promise<void> {
     const delay = this.parts.input.limits.startWriteDelayMs ?? DEFAULT_START_WRITE_DELAY_MS;
@@ -107,7 +135,7 @@ export class RunStart {
   }
 
   /**
-   * Legacy, runs started before 2026-11-28 (patch `one-writer`): the first call (`prepareAndCallModel`) records the
+   * Legacy, runs started before 2026-11-28 (input without `oneWriter`): the first call (`prepareAndCallModel`) records the
    * run's start itself, RUN_START_WRITE_DELAY_MS into the call or with its end. While its outcome is unheard, the
    * record may have the first entries, which a write of this view's would overwrite: the run's end is then written
    * after them, once prepared again (run-task.ts `failedRun`). Delete with the patch once no such run is open.

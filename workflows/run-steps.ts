@@ -42,7 +42,7 @@ export type ToolCallAsked = ModelTurn['toolCalls'][number];
 
 /**
  * What the steps of a run share: its input, its record's identity, its view, its clock and what reaches it from
- * outside; `legacy`: a run started before 2026-11-28 (patch `one-writer`), whose model calls record its start and end
+ * outside; `legacy`: a run started before 2026-11-28 (input without `oneWriter`), whose model calls record its start and end
  * themselves (run-start.ts `legacyFirstCall`, `callModel`'s `finish`).
  */
 export interface RunParts {

@@ -1,4 +1,4 @@
-import { ActivityFailure, CancellationScope, continueAsNew, isCancellation, patched, workflowInfo } from '@temporalio/workflow';
+import { ActivityFailure, CancellationScope, continueAsNew, isCancellation, workflowInfo } from '@temporalio/workflow';
 import { addModelCall, addSampled, finalEntry } from '../src/contract/constants';
 import { readFailure } from '../src/contract/failures';
 import type { RunInput, RunOutcome, RunRef, RunStatus, Text } from '../src/contract/types';
@@ -12,12 +12,6 @@ import { RecordClosed, recordClosed, RunSteps, type RunParts } from './run-steps
 type Ending = { kind: 'answer'; text: Text; finishedAt?: number } | { kind: 'continue'; turn: number };
 
 /**
- * Runs started before 2026-11-28 have their model calls record the run's start and end; later runs have the workflow
- * write everything (run-steps.ts `RunParts.legacy`). Checked once, first: a run's whole execution takes one path.
- */
-const ONE_WRITER = 'one-writer';
-
-/**
  * One run of a task: prepare it, ask the model, run the tools it asks for, until it answers without tool calls.
  * Contents stay out of history: activities store what they produce and return references, the conversation is stored
  * once and a model call is given only its length. The workflow is its record's one writer: it writes the entries as
@@ -25,7 +19,9 @@ const ONE_WRITER = 'one-writer';
  * continues as new under the same workflow id.
  */
 export async function runTask(input: RunInput): Promise<RunOutcome> {
-  const legacy = !patched(ONE_WRITER);
+  // Runs triggered before 2026-11-28 have their model calls record the run's start and end (their input says so, and
+  // a continue-as-new keeps it): a run's every execution takes one path.
+  const legacy = input.oneWriter !== true;
   const { resume, limits } = input;
   const log = new RunLog(
     resume
@@ -127,8 +123,9 @@ function checkBudget({ input, log }: RunParts): void {
 
 /**
  * The reason a run that failed (or was cancelled) shows, once what it needs before its end is written is done: a
- * cancelled run's calls in flight stopped (legacy runs: and a start the view did not hear prepared again, so the end
- * goes after the record's first entries). Undefined when the record turned out closed meanwhile (its account stands).
+ * cancelled run's calls in flight stopped, and a run ended during its first call prepared (legacy runs: prepared
+ * again, so the end goes after the first entries the call recorded). Undefined when the record turned out closed
+ * meanwhile (its account stands).
  */
 async function failedRun(err: unknown, parts: RunParts, steps: RunSteps, start: RunStart): Promise<string | undefined> {
   const cancelled = isCancellation(err);
@@ -136,11 +133,15 @@ async function failedRun(err: unknown, parts: RunParts, steps: RunSteps, start: 
   const reason = err instanceof RunFailed ? err.message : cancelled ? (by !== undefined ? `cancelled by ${by}` : 'the run was cancelled') : readFailure(err, { name: 'the run', kind: 'other' }).reason;
   // A call of this run in flight in this worker stops now; in another worker, at its next heartbeat.
   if (cancelled) await CancellationScope.nonCancellable(() => steps.abortCalls()).catch(() => undefined);
-  // Legacy runs: the first call may have recorded the first entries (the end must go after them), unless preparing
-  // again is what just failed.
-  if (parts.legacy && start.unheard && (cancelled || !(err instanceof ActivityFailure && err.activityType === 'prepareRun'))) {
+  // A run ended during its first call (cancelled, or out of time) is prepared here, so its record shows its prompt
+  // before the end. Legacy runs: the first call may have recorded the first entries (the end must go after them),
+  // unless preparing again is what just failed.
+  const prepareFirst = parts.legacy
+    ? start.unheard && (cancelled || !(err instanceof ActivityFailure && err.activityType === 'prepareRun'))
+    : !start.prepared && (cancelled || err instanceof RunFailed);
+  if (prepareFirst) {
     try {
-      await CancellationScope.nonCancellable(() => start.prepareHere());
+      await CancellationScope.nonCancellable(() => (parts.legacy ? start.prepareHere() : start.prepare()));
     } catch (prepareErr) {
       if (recordClosed(prepareErr)) return undefined;
       // Not prepared (its own failure, logged by the worker): the end goes after what this view has.

@@ -92,6 +92,11 @@ export interface RunInput {
   resume?: RunResume;
   /** The task version's runner (the record's): the first model call's metrics name it before its preparation has read it. */
   runner: string;
+  /**
+   * The workflow is its record's one writer (runs triggered from 2026-11-28 on). Absent in runs triggered before: their
+   * model calls record the run's start and end themselves, and they finish that way (run-steps.ts `RunParts.legacy`).
+   */
+  oneWriter?: true;
 }
 
 /** What a run carries over when it continues as new (all of it small: contents stay in the store). */
@@ -255,7 +260,7 @@ export interface ModelCallInput {
   /** Index of the next entry (legacy: where the run's end goes when the call records it). */
   entriesFrom: number;
   /**
-   * Legacy, runs started before 2026-11-28 (patch `one-writer`): when the model answers without tool calls, the call
+   * Legacy, runs started before 2026-11-28 (input without `oneWriter`): when the model answers without tool calls, the call
    * also records the run's end. The workflow of a later run records everything itself and sends false.
    */
   finish: boolean;
@@ -268,8 +273,8 @@ export interface ModelCallInput {
 }
 
 /**
- * Legacy (runs started before 2026-11-28): the run's first model call, which prepares the run first
- * (`prepareAndCallModel`): the model, the conversation (the prompt) and where the end's entry goes come from the preparation.
+ * The run's first model call, which prepares the run first (`firstModelCall`; legacy `prepareAndCallModel`): the
+ * model, the conversation (the prompt) and where the end's entry goes come from the preparation.
  */
 export interface FirstModelCallInput extends Pick<ModelCallInput, 'run' | 'taskId' | 'taskVersion' | 'usage' | 'maxTotalTokens'> {
   identity: RunIdentity;
@@ -282,17 +287,17 @@ export interface FirstModelCallInput extends Pick<ModelCallInput, 'run' | 'taskI
 }
 
 /**
- * Legacy (runs started before 2026-11-28): the first call's answer with what the preparation recorded (with the run's
- * end when `finishedAt`); or `unprepared`: preparing failed, the model was not asked, and the workflow prepares the
- * run on its own (the `prepareRun` local activity, with its retries). A template's failure (TEMPLATE_FAILURES) is
- * thrown instead: it is the run's end.
+ * The first call's answer with what the preparation found (`firstModelCall`: for the workflow to record; legacy
+ * `prepareAndCallModel`: recorded by the call, with the run's end when `finishedAt`); or `unprepared`: preparing
+ * failed, the model was not asked, and the workflow prepares the run on its own (a local activity, with its retries).
+ * A template's failure (TEMPLATE_FAILURES) is thrown instead: it is the run's end.
  */
 export type FirstModelCall = { unprepared: true } | (ModelTurn & { finishedAt?: number; started: StartedRun });
 
 /**
  * What preparing a run found: its inputs, and its first entries (the last of them the prompt) at `at`; `prompt`, the
- * conversation's message 0 (absent in results recorded before 2026-11-28). `prepareStart` leaves recording them to
- * the workflow; legacy `prepareRun` has recorded them (`running`).
+ * conversation's message 0 (absent in results recorded before 2026-11-28). `firstModelCall` and `prepareStart` leave
+ * recording them to the workflow; legacy `prepareRun` has recorded them (`running`).
  */
 export interface StartedRun {
   prepared: PreparedRun;

@@ -134,6 +134,7 @@ export async function startFromRecord(deps: StartDeps, record: RunRecord, task: 
       startWriteDelayMs: config.RUN_START_WRITE_DELAY_MS,
     },
     runner: record.runner,
+    oneWriter: true,
   };
   const start = (workflowIdReusePolicy: 'REJECT_DUPLICATE' | 'ALLOW_DUPLICATE') =>
     deps.temporal.workflow.start<RunTaskWorkflow>(WORKFLOW.run, {

@@ -11,7 +11,7 @@ const MODEL_LABELS = 20;
 /**
  * A worker's activity metrics, from an inbound interceptor around every activity (so no activity counts itself):
  * `ptr_activities_in_flight{activity}`, `ptr_activities_total{activity,outcome}`; for `callModel` (and a run's first
- * call in runs started before 2026-11-28, `prepareAndCallModel`),
+ * call, `firstModelCall`),
  * `ptr_provider_call_duration_seconds{runner,outcome}` and `ptr_provider_tokens_total{runner,model,kind}`; for
  * `callTool`, `ptr_servlet_calls_total{outcome}`; an MCP call's sampling requests (`callMcpTool`'s `sampled`) add to
  * the tokens as the run's model calls; and `ptr_run_status_transitions_total{to}`, the status changes
@@ -79,7 +79,7 @@ export function activityMetrics(registry: Registry): ActivityInterceptorsFactory
     if (activity === 'callModel') {
       const call = input as ModelCallInput;
       answered({ runner: runnerOf(call), model: modelLabel(call?.model?.model) }, result as ModelTurn & { finishedAt?: number });
-    } else if (activity === 'prepareAndCallModel') {
+    } else if (activity === 'firstModelCall' || activity === 'prepareAndCallModel') {
       const first = result as FirstModelCall;
       if (!first || 'unprepared' in first) return;
       transitions.inc({ to: 'running' });
@@ -131,8 +131,8 @@ export function activityMetrics(registry: Registry): ActivityInterceptorsFactory
   });
 }
 
-/** The activities that call the run's model (prepareAndCallModel: the first call of runs started before 2026-11-28). */
-const MODEL_CALLS = new Set(['callModel', 'prepareAndCallModel']);
+/** The activities that call the run's model (firstModelCall: a run's first; prepareAndCallModel: that of runs started before 2026-11-28). */
+const MODEL_CALLS = new Set(['callModel', 'firstModelCall', 'prepareAndCallModel']);
 
 /** The runner of a callModel (or a first call's) input, or `other`: a label value must come from a known set. */
 function runnerOf(input: unknown): string {

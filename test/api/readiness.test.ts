@@ -194,13 +194,13 @@ describe('readiness and metrics', () => {
         const { body } = await postSigned(await signedUrl(api, 'default', 'worked'), { text: 'x' });
         expect((await waitForRun(api, body.url)).status).to.equal('ready');
         const { text } = await get(`${workerUrl}/metrics`);
-        // A one-turn run is one model call and one write: the run prepared in a local activity (no write), the model
-        // asked, and the run's start recorded with its end.
-        for (const activity of ['prepareStart', 'callModel', 'recordRun']) {
+        // A one-turn run is one activity and one write: its first model call prepares the run and asks the model, and
+        // the workflow records the run's start with its end.
+        for (const activity of ['firstModelCall', 'recordRun']) {
           expect(sample(text, 'ptr_activities_total', { activity, outcome: 'completed' }), `${activity}\n${text}`).to.equal(1);
           expect(sample(text, 'ptr_activities_in_flight', { activity }), activity).to.equal(0);
         }
-        expect(text).not.to.match(/ptr_activities_total\{activity="(prepareRun|prepareAndCallModel)"/);
+        expect(text).not.to.match(/ptr_activities_total\{activity="(prepareStart|prepareRun|callModel|prepareAndCallModel)"/);
         expect(sample(text, 'ptr_provider_call_duration_seconds_count', { runner: 'openai', outcome: 'completed' })).to.equal(1);
         // The fake provider reports 1 input and 1 output token per answer.
         expect(sample(text, 'ptr_provider_tokens_total', { runner: 'openai', model: 'test-model', kind: 'input' })).to.equal(1);

@@ -35,7 +35,7 @@ function slowPrompt(ms: number): { prompt: string; payload: { a: number[]; b: nu
 }
 
 describe('runs: a cancel racing the run\'s own writes', () => {
-  it('ends `error` a run cancelled while its preparation still runs, and nothing writes its record after', async function () {
+  it('ends `error` a run cancelled while its first call still prepares it, and nothing writes its record after', async function () {
     this.timeout(180_000);
     const { username, sessionId } = await signedIn();
     const stack = getStack();
@@ -45,43 +45,34 @@ describe('runs: a cancel racing the run\'s own writes', () => {
     const server = await startApi({ TEMPORAL_TASK_QUEUE: queue });
     try {
       const api = apiFor(sessionId, server.url);
-      // The workflow sees a signal only when the workflow task that runs the step ends: with the step, or when the
-      // worker reports the task alive after 8 s (80 % of Temporal's 10 s workflow task timeout). The step must outlast
-      // that, and end within PREPARE's 30 s start-to-close timeout (workflows/limits.ts).
-      const slow = slowPrompt(11_000);
+      const slow = slowPrompt(5_000);
       await createTask(api, 'default', 'slow-prompt', { prompt: slow.prompt });
       const trigger = await postSigned(await signedUrl(api, 'default', 'slow-prompt'), slow.payload, { 'run-id': 'r1' });
       expect(trigger.status, trigger.text).to.equal(201);
       const id = runWorkflowId({ owner: username, profile: 'default', task: 'slow-prompt', run: 'r1' });
       const handle = stack.temporal.workflow.getHandle(id);
-      const events = async () => (await handle.fetchHistory()).events ?? [];
-      const steps = async () => workflowSteps(await events());
-      // The worker has taken the workflow's first task, which starts the preparation at once; it has not ended.
-      await until('the preparation in flight', async () => (await events()).some((e) => e.workflowTaskStartedEventAttributes) && !(await steps()).includes('local:prepareStart'));
+      const metric = async (name: string) => Number(new RegExp(`^${name}\\{activity="firstModelCall"(,outcome="[a-z]+")?\\} (\\d+)`, 'm').exec(await worker.worker.metrics.metrics())?.[2] ?? NaN);
+      // The first call is preparing (expanding the slow prompt): the model has not been asked.
+      await until('the first call in flight', async () => (await metric('ptr_activities_in_flight')) === 1);
       const cancel = await api.post(`${new URL(trigger.body.url).pathname}/cancel`);
       expect(cancel.status, cancel.text).to.equal(202);
       const outcome = await handle.result();
       // The workflow wrote the cancel; or, when its task was run again (Temporal rejects a completion when an event
       // came in meanwhile), found it written, and left the record as it was.
       expect(outcome.status === 'error' || outcome.closedElsewhere === true, JSON.stringify(outcome)).to.equal(true);
+      expect(workflowSteps((await handle.fetchHistory()).events ?? []), 'the workflow\'s steps').to.not.include('callModel');
 
-      // The cancel reached the workflow before the preparation ended (the race this test is about happened): the run
-      // ended without asking the model.
-      const history = await events();
-      const signalled = history.findIndex((e) => e.workflowExecutionSignaledEventAttributes?.signalName === 'cancel');
-      const prepared = history.findIndex((e) => workflowSteps([e])[0] === 'local:prepareStart');
-      expect(signalled, 'the cancel signal').to.be.greaterThan(-1);
-      if (prepared !== -1) expect(prepared, 'the preparation ended after the cancel').to.be.greaterThan(signalled);
-      expect(await steps(), 'the workflow\'s steps').to.not.include('callModel');
+      // Prepared again by the workflow, so the record shows the prompt before the cancel; each once.
       const ended = (await findRun(stack.db.models, id))!;
       expect(ended.status).to.equal('error');
       const msgs = ended.results.map((e) => e.msg);
       expect(msgs.at(-1)).to.equal(`cancelled by ${username}`);
       expect(msgs.filter((m) => m.startsWith('cancelled by')), 'the cancel, once').to.have.length(1);
+      expect(msgs.filter((m) => m === 'run started'), 'the start, at most once').to.have.length.at.most(1);
 
-      // Once the preparation has ended in the worker, the record is as the cancel left it: the preparation writes none.
-      const metric = async (name: string) => Number(new RegExp(`^${name}\\{activity="prepareStart"(,outcome="[a-z]+")?\\} (\\d+)`, 'm').exec(await worker.worker.metrics.metrics())?.[2] ?? NaN);
-      await until('the preparation ended in the worker', async () => (await metric('ptr_activities_total')) >= 1 && (await metric('ptr_activities_in_flight')) === 0, 60_000);
+      // Once the first call has ended in the worker (its preparation done, the model perhaps asked), the record is as
+      // the cancel left it: the call writes none.
+      await until('the first call ended in the worker', async () => (await metric('ptr_activities_total')) >= 1 && (await metric('ptr_activities_in_flight')) === 0, 120_000);
       expect(await findRun(stack.db.models, id), 'the closed record, unchanged').to.deep.equal(ended);
     } finally {
       await server.close();
@@ -128,7 +119,9 @@ describe('runs: a cancel racing the run\'s own writes', () => {
 
       const record = (await findRun(stack.db.models, id))!;
       expect(record.status).to.equal('ready');
-      expect(record.results.map((e) => (e as { msg: string }).msg)).to.deep.equal(['run started', 'prompt', 'final answer']);
+      // The record as the outside end left it: what it had (its start's `running`, no entries yet: they come with the
+      // call's outcome), then that end.
+      expect(record.results.map((e) => (e as { msg: string }).msg)).to.deep.equal([...before.results.map((e) => (e as { msg: string }).msg), 'final answer']);
       const read = await api.get(path);
       expect(read.body.status).to.equal('ready');
       expect(read.body.results).to.deep.equal(record.results);
@@ -182,7 +175,7 @@ describe('runs: a cancel racing the run\'s own writes', () => {
       expect(claims.filter((c) => c.startsWith(`${id}@`)), 'the ends the worker tried to write').to.have.length(1);
       const record = (await findRun(stack.db.models, id))!;
       expect(record.status).to.equal('ready');
-      expect(record.results.map((e) => (e as { msg: string; content?: unknown }).msg)).to.deep.equal(['run started', 'prompt', 'final answer']);
+      expect(record.results.map((e) => (e as { msg: string; content?: unknown }).msg)).to.deep.equal([...before.results.map((e) => (e as { msg: string }).msg), 'final answer']);
       const read = await api.get(new URL(trigger.body.url).pathname);
       expect(read.body.results).to.deep.equal(record.results);
     } finally {

@@ -79,7 +79,7 @@ describe('runs: the writes of a run\'s record by its worker', () => {
     }
   });
 
-  it('records a run running, with its prompt, while a slow model thinks; then its end', async () => {
+  it('records a run running while a slow model thinks (its entries come with the answer, as the run\'s view has them); then its end', async () => {
     const { api, trigger, stop } = await setUp({ RUN_START_WRITE_DELAY_MS: '100' });
     try {
       let answer!: () => void;
@@ -93,7 +93,9 @@ describe('runs: the writes of a run\'s record by its worker', () => {
         const record = await findRun(db.models, run.id);
         return record?.status === 'running' && record;
       });
-      expect(running.entry_count).to.equal(2);
+      expect(running.entry_count, 'nothing heard of the call yet').to.equal(0);
+      const live = await api.get(new URL(run.url).pathname);
+      expect(live.body.status, 'the run\'s own read: the workflow\'s view').to.equal('running');
       expect(getStack().fake.requests, 'the model call is in flight').to.have.length(1);
       answer();
       const read = await waitForRun(api, run.url);
@@ -138,7 +140,8 @@ describe('runs: the writes of a run\'s record by its worker', () => {
       expect((await api.post(`${new URL(run.url).pathname}/cancel`)).status).to.equal(202);
       const read = await waitForRun(api, run.url);
       expect(read.status).to.equal('error');
-      // The end's one write records the start too, which the workflow's view had from the run's preparation. (A
+      // A run cancelled during its first call is prepared (writing nothing), and its end's one write records the start
+      // too. (A
       // workflow task the server refused, a new event having come meanwhile, is run again and makes the write again:
       // an update that changes nothing.)
       expect(writes.get(run.id)![0], 'one write').to.equal('findAndModify');

@@ -1,12 +1,15 @@
 import { expect } from 'chai';
 import { getStack } from '../helpers/stack';
 import { api as apiFor, uniqueUser, type Api } from '../helpers/api';
-import { lastUserText, openaiText } from '../helpers/fake-provider';
+import { lastUserText, openaiText, openaiToolCall } from '../helpers/fake-provider';
 import { startOwnStack, type OwnStack } from '../helpers/own-stack';
 import { createTask, postSigned, signedUrl, waitForRun } from '../helpers/runs';
 import { openEvents } from '../helpers/events';
 import { createSession } from '../../src/store/sessions';
 import { findRun, runWorkflowId } from '../../src/store/runs';
+
+/** The held run's entries while it waits on its second model call. */
+const HELD_ENTRIES = ['run started', 'prompt', 'tool call: nothing__here', 'tool result: nothing__here (error)'];
 
 /** Polls until `check` holds (states the test cannot be told about). */
 async function until<T>(what: string, check: () => Promise<T | undefined | false>, timeoutMs = 60_000): Promise<T> {
@@ -54,13 +57,22 @@ describe('runs: a dependency stalls', function () {
     sessionId = id;
     api = apiFor(id, own.apiUrl);
     await createTask(api, 'default', 't');
-    getStack().fake.script((req) => (lastUserText(req).includes('hold') ? { hang: true } : openaiText(`echo: ${lastUserText(req)}`)));
+    // A run with text "hold" asks for a tool (unknown: its error goes back to the model), then waits on its second
+    // call: its first entries are the workflow's and the record's by then.
+    const toolResultIn = (req: { body?: { messages?: Array<{ role: string }> } }) => (req.body?.messages ?? []).some((m) => m.role === 'tool');
+    getStack().fake.script((req) => {
+      if (!lastUserText(req).includes('hold')) return openaiText(`echo: ${lastUserText(req)}`);
+      return toolResultIn(req) ? { hang: true } : openaiToolCall([{ name: 'nothing__here', arguments: {} }]);
+    });
     const url = await signedUrl(api, 'default', 't');
     const held = await postSigned(url, { text: 'hold' }, { 'run-id': 'held' });
     expect(held.status).to.equal(201);
-    // Waiting on the provider, its start recorded (RUN_START_WRITE_DELAY_MS into the call): a run between writes.
+    // Waiting on the provider, its first turn recorded: a run between writes.
     const heldId = runWorkflowId({ owner: username, profile: 'default', task: 't', run: 'held' });
-    await until('the held run to wait on the provider', async () => (await findRun(own!.db.models, heldId))?.status === 'running');
+    await until('the held run to wait on the provider', async () => {
+      const record = await findRun(own!.db.models, heldId);
+      return record?.status === 'running' && record.entry_count === HELD_ENTRIES.length;
+    });
     return { url, held: held.body.url as string };
   }
 
@@ -81,7 +93,7 @@ describe('runs: a dependency stalls', function () {
     expect(live.status, `${live.text} ${lastFailure()}`).to.equal(200);
     expect(live.headers.get('run-source')).to.equal('live');
     expect(live.body).to.deep.include({ name: 'held', status: 'running' });
-    expect(live.body.results.map((e: any) => e.msg)).to.deep.equal(['run started', 'prompt']);
+    expect(live.body.results.map((e: any) => e.msg)).to.deep.equal(HELD_ENTRIES);
 
     const ready = await fetch(`${own!.apiUrl}/readyz`);
     expect(ready.status).to.equal(503);
@@ -159,7 +171,7 @@ describe('runs: a dependency stalls', function () {
     }, 10_000);
     expect(live.status).to.equal(200);
     expect(live.body, JSON.stringify(live.body)).to.deep.include({ name: 'held', status: 'running' });
-    expect(live.body.results.map((e: any) => e.msg)).to.deep.equal(['run started', 'prompt']);
+    expect(live.body.results.map((e: any) => e.msg)).to.deep.equal(HELD_ENTRIES);
 
     const ready = await fetch(`${own!.apiUrl}/readyz`);
     expect(ready.status).to.equal(503);
