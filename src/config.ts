@@ -118,10 +118,10 @@ const schema = z.object({
    */
   RUN_INLINE_BYTES: positiveInt.default(64 * 1024),
   /**
-   * How long a run's first model call may take before its workflow records the run `running` with its prompt (lists
-   * show `pending` meanwhile; a run's own reads show the workflow's view): a model that answers sooner has the run's
-   * start written with its end or its first turn, one write of the run instead of two. 0: at once. Read where runs
-   * are triggered (the API, the worker's schedules and webhooks) and given to each run.
+   * How long a run's first model call may take before its workflow records the run `running` (lists show `pending`
+   * meanwhile; a run's own reads show the workflow's view): a model that answers sooner has the run's start written
+   * with its end or its first turn, one write of the run instead of two. 0: at once. Read where runs are triggered
+   * (the API, the worker's schedules) and given to each run.
    */
   RUN_START_WRITE_DELAY_MS: z.coerce.number().int().min(0).max(10_000).default(250),
   /** Continue a run as new past this many history events; 0 (default): when Temporal suggests it. */
