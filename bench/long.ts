@@ -184,7 +184,7 @@ async function historyPerTurn(client: Client, id: string) {
   }
   const size = (e: temporal.api.history.v1.IHistoryEvent) => temporal.api.history.v1.HistoryEvent.encode(e).finish().length;
   const sum = (from: number, to: number) => events.slice(from, to).reduce((n, e) => n + size(e), 0);
-  const starts = events.flatMap((e, i) => (['callModel', 'prepareAndCallModel'].includes(e.activityTaskScheduledEventAttributes?.activityType?.name ?? '') ? [i] : []));
+  const starts = events.flatMap((e, i) => (['firstModelCall', 'callModel', 'prepareAndCallModel'].includes(e.activityTaskScheduledEventAttributes?.activityType?.name ?? '') ? [i] : []));
   return {
     turnBytes: starts.map((start, k) => sum(start, starts[k + 1] ?? events.length)),
     beforeFirstTurnBytes: sum(0, starts[0] ?? 0),

@@ -75,7 +75,7 @@ describe('runs: large and long', () => {
       expect((await handle.describe()).historySize, 'history bytes').to.be.lessThan(2 * MiB);
       // Bytes of history per turn: from one model call's scheduling to the next.
       const { events } = await handle.fetchHistory();
-      const modelCalls = ['callModel'];
+      const modelCalls = ['firstModelCall', 'callModel'];
       const turnStarts = events!.flatMap((e, i) => (modelCalls.includes(e.activityTaskScheduledEventAttributes?.activityType?.name ?? '') ? [i] : []));
       expect(turnStarts.length).to.be.at.least(61);
       const turnBytes = turnStarts.slice(0, -1).map((start, k) => events!.slice(start, turnStarts[k + 1]).reduce((n, e) => n + JSON.stringify(e).length, 0));
