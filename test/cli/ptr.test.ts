@@ -170,7 +170,10 @@ describe('ptr (the command line), run as a process against the API', function ()
     const { fake } = getStack();
     let release!: () => void;
     const released = new Promise<void>((r) => (release = r));
+    // A first turn (a tool the profile lacks: its error goes back to the model), then a second call held: the run
+    // has entries to stream before it waits.
     fake.script([
+      openaiToolCall([{ name: 'nothing__here', arguments: {} }]),
       async () => {
         await released;
         return openaiText('late');
@@ -179,7 +182,7 @@ describe('ptr (the command line), run as a process against the API', function ()
     const proxy = await droppingProxy(getStack().apiUrl);
     // Through the proxy: the signed URL and the run URL (built from PUBLIC_URL) are requested on the proxy's address.
     const child = spawnPtr(['--json', 'run', 'trigger', 'echo', '-p', 'work', '--run', 'r3', '--follow', '--data', 'text=y'], { ...env, MCP_RUN_ORIGIN: proxy.url });
-    await until('the first entries', () => child.output().includes('"event":"entry"') && fake.requests.length > 0);
+    await until('the first entries', () => child.output().includes('"event":"entry"') && fake.requests.length > 1);
     proxy.dropAll();
     await until('the reconnection', () => child.output().includes('"event":"reconnecting"'));
     release();
