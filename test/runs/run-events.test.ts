@@ -270,10 +270,12 @@ describe('runs: live event streams', () => {
     const { sessionId, api, username } = await signedIn('ev');
     const { fake, temporal } = getStack();
     await createTask(api, 'default', 'terminated');
-    fake.script(() => ({ hang: true }));
+    // A first turn (a tool the profile lacks: its error goes back to the model), then a second call that hangs: the
+    // run has entries before the operator stops it.
+    fake.script([openaiToolCall([{ name: 'nothing__here', arguments: {} }]), { hang: true }]);
     const path = await trigger(api, 'terminated', 't1');
     const stream = await openEvents(sessionId, path);
-    await until('the run to call the provider', () => fake.requests.length > 0);
+    await until('the run to call the provider again', () => fake.requests.length > 1);
     await until('the run\'s first entries', () => stream.entries().length >= 2);
     await temporal.workflow.getHandle(runWorkflowId({ owner: username, profile: 'default', task: 'terminated', run: 't1' })).terminate('stopped by the operator');
     await stream.closed;
