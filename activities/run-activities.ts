@@ -189,7 +189,7 @@ export function createRunActivities(deps: ActivityDeps, runs: Runs) {
     /**
      * Legacy: the first model call of runs started before 2026-11-28 (input without `oneWriter`), which records the run
      * itself: `running` with the first entries RUN_START_WRITE_DELAY_MS into the call, or with the run's end when the
-     * model has answered by then (one write). Delete with the patch once no such run is open.
+     * model has answered by then (one write). Delete once no such run is open.
      */
     async prepareAndCallModel(input: FirstModelCallInput): Promise<FirstModelCall> {
       return tracked(input.run, async (signal) => {

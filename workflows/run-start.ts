@@ -138,7 +138,7 @@ export class RunStart {
    * Legacy, runs started before 2026-11-28 (input without `oneWriter`): the first call (`prepareAndCallModel`) records the
    * run's start itself, RUN_START_WRITE_DELAY_MS into the call or with its end. While its outcome is unheard, the
    * record may have the first entries, which a write of this view's would overwrite: the run's end is then written
-   * after them, once prepared again (run-task.ts `failedRun`). Delete with the patch once no such run is open.
+   * after them, once prepared again (run-task.ts `failedRun`). Delete once no such run is open.
    */
   private async legacyFirstCall(runner: string): Promise<FirstOutcome> {
     const { input, run, log, clock } = this.parts;
