@@ -54,10 +54,14 @@ export class RunStart {
     const { input, run, log, clock } = this.parts;
     this.firstAt = Date.now();
     log.status = 'running';
-    const call = (async () => proxyActivities<RunActivities>(this.steps.providerCallOptions()).firstModelCall({ run, identity: input.identity, taskId: input.taskId, taskVersion: input.taskVersion, payload: input.payload, at: this.firstAt!, runner, usage: log.usage }))().then(
-      (result) => ({ result }),
-      (err: unknown) => ({ err }),
-    );
+    // Each promise a workflow makes costs a captured stack trace (the SDK's stack trace query): this path makes few.
+    const options = this.steps.providerCallOptions();
+    const call = proxyActivities<RunActivities>(options)
+      .firstModelCall({ run, identity: input.identity, taskId: input.taskId, taskVersion: input.taskVersion, payload: input.payload, at: this.firstAt, runner, usage: log.usage })
+      .then(
+        (result) => ({ result }),
+        (err: unknown) => ({ err }),
+      );
     await this.recordWhenSlow(call);
     const outcome = await call;
     if ('err' in outcome) {
@@ -105,6 +109,20 @@ export class RunStart {
   private async recordWhenSlow(call: Promise<unknown>): Promise<void> {
     const delay = this.parts.input.limits.startWriteDelayMs ?? DEFAULT_START_WRITE_DELAY_MS;
     if (delay <= 0) return this.steps.record();
+    if (this.parts.input.timerLeft) {
+      // A call that answers first leaves its timer: a run that ends then completes with it (no command to cancel it),
+      // and one that goes on hears it fire later, when it does nothing (a cancelled run's timer is cancelled with it).
+      const slow = await Promise.race([
+        call.then(() => false),
+        sleep(delay).then(
+          () => true,
+          () => false,
+        ),
+      ]);
+      if (slow) await this.steps.record();
+      return;
+    }
+    // Runs triggered before the timer was left: it is cancelled, as their histories have it.
     const timer = new CancellationScope();
     const slow = await Promise.race([
       call.then(() => false),

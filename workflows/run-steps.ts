@@ -61,8 +61,8 @@ export interface RunParts {
 export class RunSteps {
   private readonly providerOptions;
 
-  /** Settles when the record writes asked so far have: the next waits for it (undefined while none is in flight). */
-  private writing: Promise<void> | undefined;
+  /** Writes asked while one is in flight, in order (undefined while none is in flight). */
+  private waiting: { status?: RunStatus; resolve: () => void; reject: (err: unknown) => void }[] | undefined;
 
   constructor(private readonly parts: RunParts) {
     const { limits } = parts.input;
@@ -82,32 +82,35 @@ export class RunSteps {
    * order asked: a handler (an MCP server's question, its answer) may record while the main flow awaits a call.
    */
   record(status?: RunStatus): Promise<void> {
-    const write = this.writing ? this.writing.then(() => this.write(status)) : this.write(status);
-    const settled = write.then(
-      () => undefined,
-      () => undefined,
-    );
-    this.writing = settled;
-    void settled.then(() => {
-      if (this.writing === settled) this.writing = undefined;
-    });
-    return write;
+    if (this.waiting) {
+      const waiting = this.waiting;
+      return new Promise<void>((resolve, reject) => waiting.push({ status, resolve, reject }));
+    }
+    this.waiting = [];
+    return this.write(status);
   }
 
   private async write(status?: RunStatus): Promise<void> {
-    const { log, run } = this.parts;
-    const before = log.status;
-    if (status) {
-      log.status = status;
-      log.modifiedAt = Date.now();
+    try {
+      const { log, run } = this.parts;
+      const before = log.status;
+      if (status) {
+        log.status = status;
+        log.modifiedAt = Date.now();
+      }
+      const batch = log.take();
+      const written = await proxyLocalActivities<RunActivities>(RECORD).recordRun({ run, status: log.status, modifiedAt: log.modifiedAt, ...batch, usage: log.usage, ...(status ? { transition: true } : {}) });
+      if (written === false) {
+        log.status = before;
+        throw new RecordClosed();
+      }
+      log.recorded(batch);
+    } finally {
+      // The next write asked meanwhile, whatever became of this one (each caller hears its own write's outcome).
+      const next = this.waiting?.shift();
+      if (next) void this.write(next.status).then(next.resolve, next.reject);
+      else this.waiting = undefined;
     }
-    const batch = log.take();
-    const written = await proxyLocalActivities<RunActivities>(RECORD).recordRun({ run, status: log.status, modifiedAt: log.modifiedAt, ...batch, usage: log.usage, ...(status ? { transition: true } : {}) });
-    if (written === false) {
-      log.status = before;
-      throw new RecordClosed();
-    }
-    log.recorded(batch);
   }
 
   /**

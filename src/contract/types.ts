@@ -97,6 +97,11 @@ export interface RunInput {
    * model calls record the run's start and end themselves, and they finish that way (run-steps.ts `RunParts.legacy`).
    */
   oneWriter?: true;
+  /**
+   * The first call's start timer (RUN_START_WRITE_DELAY_MS) is left to fire when the call answers sooner, not cancelled
+   * (runs triggered from 2026-11-28 at noon on): a run that then ends needs no command for it (run-start.ts `recordWhenSlow`).
+   */
+  timerLeft?: true;
 }
 
 /** What a run carries over when it continues as new (all of it small: contents stay in the store). */

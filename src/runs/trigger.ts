@@ -135,6 +135,7 @@ export async function startFromRecord(deps: StartDeps, record: RunRecord, task: 
     },
     runner: record.runner,
     oneWriter: true,
+    timerLeft: true,
   };
   const start = (workflowIdReusePolicy: 'REJECT_DUPLICATE' | 'ALLOW_DUPLICATE') =>
     deps.temporal.workflow.start<RunTaskWorkflow>(WORKFLOW.run, {
