@@ -1,6 +1,7 @@
 import type { Client } from '@temporalio/client';
 import { expect } from 'chai';
 import type { Api } from './api';
+import { getStack } from './stack';
 
 /**
  * Polls a run URL (as a client would) until it is closed; returns the closed run. A 503 (a dependency did not answer in
@@ -16,10 +17,19 @@ export async function waitForRun(api: Api, url: string, timeoutMs = 25_000): Pro
       await new Promise((r) => setTimeout(r, 1_000 * Number(res.headers.get('retry-after') ?? 1)));
       continue;
     }
-    expect(res.status, res.text).to.equal(200);
+    expect(res.status, `${res.text}${res.status >= 500 ? ` (the API logged: ${lastRequestFailure()})` : ''}`).to.equal(200);
     if (res.body.status === 'ready' || res.body.status === 'error') return res.body;
     if (Date.now() > deadline) throw new Error(`run did not close: ${res.text}`);
     await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/** The shared stack's last logged request failure (an API answering 5xx logs why), when there is a stack. */
+function lastRequestFailure(): string {
+  try {
+    return getStack().logs.lines.filter((l) => l.includes('request failed')).slice(-1)[0] ?? '(none logged)';
+  } catch {
+    return '(no stack)';
   }
 }
 

@@ -30,8 +30,8 @@ describe('which dependency an error says did not answer', () => {
     expect(unavailableDependency(new mongo.MongoServerError({ message: 'database is locked (SQLITE_BUSY)' }))).to.equal('mongodb');
   });
 
-  it('names Temporal for gRPC deadlines, unavailability, exhaustion and cancellation, as the SDK wraps them', () => {
-    for (const code of [status.CANCELLED, status.DEADLINE_EXCEEDED, status.RESOURCE_EXHAUSTED, status.UNAVAILABLE]) {
+  it('names Temporal for gRPC deadlines, unavailability, exhaustion, cancellation and reset streams, as the SDK wraps them', () => {
+    for (const code of [status.CANCELLED, status.DEADLINE_EXCEEDED, status.RESOURCE_EXHAUSTED, status.UNAVAILABLE, status.INTERNAL]) {
       expect(unavailableDependency(new ServiceError('call failed', { cause: grpc(code) })), `code ${code}`).to.equal('temporal');
       expect(unavailableDependency(grpc(code)), `bare code ${code}`).to.equal('temporal');
     }
