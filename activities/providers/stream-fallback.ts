@@ -1,0 +1,27 @@
+import type { ProviderFetch } from './http';
+
+/**
+ * Endpoints (by base URL) that answered a streaming request with a plain JSON completion: for the rest of the
+ * process their calls do not stream. Some OpenAI- and Anthropic-compatible servers ignore `stream: true`.
+ */
+const plainEndpoints = new Set<string>();
+
+export const streamsTo = (baseURL: string | undefined): boolean => !plainEndpoints.has(baseURL ?? '');
+
+/**
+ * A fetch that notes whether a successful answer came as plain JSON instead of an event stream. The SDKs' stream
+ * readers find no events in such an answer and fail; `answeredPlain()` then tells the caller to ask again without
+ * streaming (and `rememberPlain` keeps that endpoint off streaming).
+ */
+export function watchedFetch(fetch: ProviderFetch): { fetch: ProviderFetch; answeredPlain(): boolean } {
+  let plain = false;
+  const watched = (async (input: Parameters<ProviderFetch>[0], init?: RequestInit) => {
+    const response = await fetch(input, init);
+    const type = response.headers.get('content-type') ?? '';
+    if (response.ok && !type.includes('text/event-stream') && type.includes('json')) plain = true;
+    return response;
+  }) as ProviderFetch;
+  return { fetch: watched, answeredPlain: () => plain };
+}
+
+export const rememberPlain = (baseURL: string | undefined): void => void plainEndpoints.add(baseURL ?? '');
