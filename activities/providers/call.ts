@@ -17,6 +17,8 @@ export interface ProviderCall {
   system?: string;
   /** An MCP server's sampling request's; a run's calls leave the provider's default. */
   temperature?: number;
+  /** Called with the answer's whole text so far each time the provider sends more of it (never tool-call arguments). */
+  onText?: (textSoFar: string) => void;
 }
 
 /** A provider call as its caller gives it: the key, connections, base URL and time limit are the activity's. */
