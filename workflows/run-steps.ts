@@ -63,6 +63,8 @@ export class RunSteps {
 
   /** Settles when the record writes asked so far have: the next waits for it (undefined while none is in flight). */
   private writing: Promise<void> | undefined;
+  /** A model call wrote the run's text so far (it was followed): the next record write deletes it. */
+  private textWritten = false;
 
   constructor(private readonly parts: RunParts) {
     const { limits } = parts.input;
@@ -102,7 +104,9 @@ export class RunSteps {
       log.modifiedAt = Date.now();
     }
     const batch = log.take();
-    const written = await proxyLocalActivities<RunActivities>(RECORD).recordRun({ run, status: log.status, modifiedAt: log.modifiedAt, ...batch, usage: log.usage, ...(status ? { transition: true } : {}) });
+    const clearText = this.textWritten ? { clearText: true as const } : {};
+    this.textWritten = false;
+    const written = await proxyLocalActivities<RunActivities>(RECORD).recordRun({ run, status: log.status, modifiedAt: log.modifiedAt, ...batch, usage: log.usage, ...(status ? { transition: true } : {}), ...clearText });
     if (written === false) {
       log.status = before;
       throw new RecordClosed();
@@ -164,7 +168,9 @@ export class RunSteps {
       usage: log.usage,
       maxTotalTokens: input.limits.maxTotalTokens,
     };
-    return proxyActivities<RunActivities>(this.providerCallOptions()).callModel(call);
+    const answer = await proxyActivities<RunActivities>(this.providerCallOptions()).callModel(call);
+    if (answer.streamed) this.textWritten = true;
+    return answer;
   }
 
   /** Runs one tool call the model asked for (after a person's decision when its install asks for one). */

@@ -83,6 +83,8 @@ export function runEvents(deps: AppDeps, reads: Pick<RunReads, 'current' | 'reso
     let status: string | undefined;
     let pumping = false;
     let again = false;
+    /** The text so far this stream has sent (`delta` events), and of which provider call. */
+    let sent: { call: string; text: string } | undefined;
     const pump = async (): Promise<void> => {
       if (pumping) {
         again = true;
@@ -103,6 +105,16 @@ export function runEvents(deps: AppDeps, reads: Pick<RunReads, 'current' | 'reso
           if (state.status !== status) {
             status = state.status;
             await out.send('status', statusData(state.status, state.modifiedAt));
+          }
+          const text = watch.text;
+          // A retried call starts over, and a deleted text was replaced by the stored entry: the client drops its text.
+          if (sent && (!text || text.call !== sent.call)) {
+            sent = undefined;
+            await out.send('delta', JSON.stringify({ reset: true }));
+          }
+          if (text && text.text !== '' && text.text !== sent?.text) {
+            sent = { call: text.call, text: text.text };
+            await out.send('delta', JSON.stringify({ text: text.text }));
           }
         } while (again && out.open);
       } catch (err) {
