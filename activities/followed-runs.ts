@@ -37,11 +37,13 @@ export type FollowedRuns = Pick<ReturnType<typeof pollFollowedRuns>, 'has'>;
 const TEXT_WRITES_PER_SECOND = 5;
 
 /**
- * The text so far of one provider call, written for a followed run: the latest text at most 5 times a second, one
- * write at a time; `flush` writes the last text when anything was written and says whether anything was. A failed
- * write is logged and dropped: the text is a courtesy to followers, never the run's account.
+ * The text so far of one provider call, written while its run is followed (`followed`, asked as each text arrives, so
+ * a follower arriving mid-call gets the text from then on): the latest text at most 5 times a second, one write at a
+ * time. `flush` writes the last text when anything was written and says whether anything was; `stop` drops the text
+ * not yet written and says the same. A failed write is logged and dropped: the text is a courtesy to followers, never
+ * the run's account.
  */
-export function runTextWriter(write: (text: string) => Promise<void>, logger: Logger, runId: string) {
+export function runTextWriter(write: (text: string) => Promise<void>, followed: () => boolean, logger: Logger, runId: string) {
   const gapMs = 1_000 / TEXT_WRITES_PER_SECOND;
   let latest: string | undefined;
   let written: string | undefined;
@@ -59,18 +61,21 @@ export function runTextWriter(write: (text: string) => Promise<void>, logger: Lo
     pending = pending.then(() => write(text)).catch((err: unknown) => logger.warn({ run: runId, err }, 'could not write the text so far of a followed run'));
     return pending;
   };
+  const finish = async (writeLast: boolean): Promise<boolean> => {
+    clearTimeout(timer);
+    timer = undefined;
+    if (writeLast && wrote) void writeLatest();
+    await pending;
+    return wrote;
+  };
   return {
     onText(text: string) {
+      if (!followed()) return;
       latest = text;
       if (timer) return;
       timer = setTimeout(() => void writeLatest(), Math.max(0, lastAt + gapMs - Date.now()));
     },
-    async flush(): Promise<boolean> {
-      clearTimeout(timer);
-      if (wrote) await writeLatest();
-      else timer = undefined;
-      await pending;
-      return wrote;
-    },
+    flush: () => finish(true),
+    stop: () => finish(false),
   };
 }

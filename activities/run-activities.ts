@@ -392,16 +392,21 @@ export function createRunActivities(deps: ActivityDeps, runs: Runs) {
     const { model } = input;
     const conversation = known ?? (await contents.conversation(input.run, input.messages));
     const tools = JSON.parse(await contents.text(model.toolSpecs)) as ToolSpec[];
-    // Only a followed run's text so far is written, to its own document: never to the result or heartbeats (history).
+    // The call streams unless PROVIDER_STREAM is off; its text so far is written, to its own document (never to the
+    // result or heartbeats: history), only while the run is followed, asked of the polled set as the text arrives.
     const { activityId, attempt } = Context.current().info;
-    const text = deps.followed?.has(input.run.id)
-      ? runTextWriter((t) => writeRunText(models, input.run.id, { call: `${activityId}/${attempt}`, text: t }), deps.logger, input.run.id)
-      : undefined;
+    const runId = input.run.id;
+    const text =
+      deps.config.PROVIDER_STREAM === 'off'
+        ? undefined
+        : runTextWriter((t) => writeRunText(models, runId, { call: `${activityId}/${attempt}`, text: t }), () => deps.followed?.has(runId) === true, deps.logger, runId);
     let answer: ProviderAnswer;
     try {
       answer = await askProvider({ taskId: input.taskId, taskVersion: input.taskVersion, runner: model.runner }, { model: model.model, maxTokens: model.maxTokens, conversation, tools, signal, onText: text?.onText });
-    } finally {
-      await text?.flush();
+    } catch (err) {
+      // A failed call's text is no answer: its followers get a reset, and a retry nobody follows leaves nothing behind.
+      if (await text?.stop()) await clearRunText(models, runId).catch((e: unknown) => deps.logger.warn({ run: runId, err: e }, 'could not delete the text so far of a run'));
+      throw err;
     }
     const streamed = (await text?.flush()) ? { streamed: true as const } : {};
     return {
