@@ -221,7 +221,7 @@ export async function deleteRunRecord(models: Models, runId: string): Promise<vo
 /**
  * Runs of a task (only those in `statuses` when given), newest first (then by _id), a page after `page.cursor`.
  * Throws 400 for a cursor not issued here. On MongoDB the task's index gives the order and the status is checked on
- * the runs it yields; FerretDB scans `runs` for any filter but `_id` (docs/runs.md, "Run lists").
+ * the runs it yields; FerretDB scans `runs` for any filter but `_id` (docs/runs.md, "Reading").
  */
 export async function listRuns(models: Models, task: { owner: string; profile: string; task: string }, page: PageRequest, statuses?: readonly RunStatus[]) {
   const status = statuses === undefined ? {} : { status: statuses.length === 1 ? statuses[0] : { $in: statuses } };
