@@ -7,6 +7,7 @@ import type { ProviderFetch } from './providers/http';
 import type { TemplateSandbox } from './template/sandbox';
 import type { ToolCaller } from './tool-call';
 import type { createMcpTaskSteps, createMcpToolCaller } from './mcp-call';
+import type { FollowedRuns } from './followed-runs';
 
 /** What the activities are built from: the worker's real clients, or the tests' pointed at local fakes. */
 export interface ActivityDeps {
@@ -26,4 +27,6 @@ export interface ActivityDeps {
   providerFetch: ProviderFetch;
   /** Expands prompt templates in worker threads a time limit can stop. */
   templates: TemplateSandbox;
+  /** The runs someone follows (followed-runs.ts): only their model calls write the text so far. Absent: none. */
+  followed?: FollowedRuns;
 }

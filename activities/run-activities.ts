@@ -17,6 +17,8 @@ import { createRunContentCache } from './run-content-cache';
 import type { ToolCallInput } from './tool-call';
 import type { McpToolCallInput } from './mcp-call';
 import { createRunSampler } from './mcp-sampling';
+import { runTextWriter } from './followed-runs';
+import { clearRunText, writeRunText } from '../src/store/run-text';
 import type { ProviderAnswer, ProviderRequest } from './providers/call';
 import { createInputAsker } from './mcp-input';
 import type { McpTaskRef, McpTaskState } from '../src/mcp/tasks';
@@ -113,9 +115,14 @@ export function createRunActivities(deps: ActivityDeps, runs: Runs) {
      * Local activity: the workflow's write of its run (status, new entries, new messages). `transition`: the status
      * changed with this write (counted by the worker's metrics). False when the record was closed (nothing written).
      */
-    async recordRun(input: RunProgress & { run: RunRef; transition?: boolean }): Promise<boolean> {
-      const { run, transition: _transition, ...progress } = input;
+    async recordRun(input: RunProgress & { run: RunRef; transition?: boolean; clearText?: true }): Promise<boolean> {
+      const { run, transition: _transition, clearText, ...progress } = input;
       const recorded = await runs.record(run, progress);
+      // The stored answer replaces the text so far: after a streamed call the workflow asks (`clearText`); a write that
+      // stores a followed run's answer (an assistant message, or the run's end) deletes it too, which covers the first
+      // call, whose answer the workflow records without asking. A failed delete leaves it to the next one.
+      const storesAnswer = isTerminal(progress.status) || progress.messages?.items.some((m) => m.role === 'assistant') === true;
+      if (clearText || (storesAnswer && deps.followed?.has(run.id))) await clearRunText(models, run.id).catch((err: unknown) => deps.logger.warn({ run: run.id, err }, 'could not delete the text so far of a run'));
       if (!recorded.written || recorded.earlier) {
         // Found closed (from outside; legacy runs: by a call the workflow did not hear), or this very write landed before (an attempt
         // whose answer was lost, a replay): whoever closed it may have stopped before announcing it.
@@ -373,6 +380,7 @@ export function createRunActivities(deps: ActivityDeps, runs: Runs) {
       throw runFailure('RunClosed', 'the run had already ended');
     }
     contents.forget(input.run);
+    if (turn.streamed) await clearRunText(models, input.run.id).catch((err: unknown) => deps.logger.warn({ run: input.run.id, err }, 'could not delete the text so far of a run'));
     // Neither announced nor noted for the reconciler (the store stopped answering): the workflow records the end
     // itself, and its write, finding the record closed, announces it (retried until it can).
     if (!(await runs.announceClosed(input.run.id, recorded.closed))) return turn;
@@ -387,8 +395,25 @@ export function createRunActivities(deps: ActivityDeps, runs: Runs) {
     const { model } = input;
     const conversation = known ?? (await contents.conversation(input.run, input.messages));
     const tools = JSON.parse(await contents.text(model.toolSpecs)) as ToolSpec[];
-    const answer = await askProvider({ taskId: input.taskId, taskVersion: input.taskVersion, runner: model.runner }, { model: model.model, maxTokens: model.maxTokens, conversation, tools, signal });
+    // The call streams unless PROVIDER_STREAM is off; its text so far is written, to its own document (never to the
+    // result or heartbeats: history), only while the run is followed, asked of the polled set as the text arrives.
+    const { activityId, attempt } = Context.current().info;
+    const runId = input.run.id;
+    const text =
+      deps.config.PROVIDER_STREAM === 'off'
+        ? undefined
+        : runTextWriter((t) => writeRunText(models, runId, { call: `${activityId}/${attempt}`, text: t }), () => deps.followed?.has(runId) === true, deps.logger, runId);
+    let answer: ProviderAnswer;
+    try {
+      answer = await askProvider({ taskId: input.taskId, taskVersion: input.taskVersion, runner: model.runner }, { model: model.model, maxTokens: model.maxTokens, conversation, tools, signal, onText: text?.onText });
+    } catch (err) {
+      // A failed call's text is no answer: its followers get a reset, and a retry nobody follows leaves nothing behind.
+      if (await text?.stop()) await clearRunText(models, runId).catch((e: unknown) => deps.logger.warn({ run: runId, err: e }, 'could not delete the text so far of a run'));
+      throw err;
+    }
+    const streamed = (await text?.flush()) ? { streamed: true as const } : {};
     return {
+      ...streamed,
       usage: answer.usage,
       text: await store(input.run, 'text', answer.text),
       toolCalls: await Promise.all(

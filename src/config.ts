@@ -64,6 +64,8 @@ const schema = z.object({
   VARIANT_A_MODEL: optionalString,
   ANTHROPIC_MAX_TOKENS: positiveInt.default(4096),
   PROVIDER_TIMEOUT_MS: positiveInt.default(120_000),
+  /** `auto`: a run's provider calls stream their answer (endpoints answering plain JSON are handled); `off`: never. */
+  PROVIDER_STREAM: z.enum(['auto', 'off']).default('auto'),
   SESSION_TTL_HOURS: positiveInt.default(24 * 30),
   SESSION_CACHE_MS: z.coerce.number().int().min(0).max(10_000).default(2_000),
   SIGNED_URL_TTL_DAYS: positiveInt.default(365),

@@ -79,7 +79,7 @@ export class RunStart {
     }
     const { started, ...answer } = result;
     this.heard(started);
-    return { answer };
+    return { answer: this.steps.heard(answer) };
   }
 
   /**

@@ -63,6 +63,8 @@ export class RunSteps {
 
   /** Writes asked while one is in flight, in order (undefined while none is in flight). */
   private waiting: { status?: RunStatus; resolve: () => void; reject: (err: unknown) => void }[] | undefined;
+  /** A model call wrote the run's text so far (it was followed): the next record write deletes it (`streamed`). */
+  private textWritten = false;
 
   constructor(private readonly parts: RunParts) {
     const { limits } = parts.input;
@@ -99,7 +101,9 @@ export class RunSteps {
         log.modifiedAt = Date.now();
       }
       const batch = log.take();
-      const written = await proxyLocalActivities<RunActivities>(RECORD).recordRun({ run, status: log.status, modifiedAt: log.modifiedAt, ...batch, usage: log.usage, ...(status ? { transition: true } : {}) });
+      const clearText = this.textWritten ? { clearText: true as const } : {};
+      this.textWritten = false;
+      const written = await proxyLocalActivities<RunActivities>(RECORD).recordRun({ run, status: log.status, modifiedAt: log.modifiedAt, ...batch, usage: log.usage, ...(status ? { transition: true } : {}), ...clearText });
       if (written === false) {
         log.status = before;
         throw new RecordClosed();
@@ -167,7 +171,13 @@ export class RunSteps {
       usage: log.usage,
       maxTotalTokens: input.limits.maxTotalTokens,
     };
-    return proxyActivities<RunActivities>(this.providerCallOptions()).callModel(call);
+    return this.heard(await proxyActivities<RunActivities>(this.providerCallOptions()).callModel(call));
+  }
+
+  /** A model call's answer: one that wrote its run's text so far (`streamed`) has the next record write delete it. */
+  heard<T extends ModelTurn>(answer: T): T {
+    if (answer.streamed) this.textWritten = true;
+    return answer;
   }
 
   /** Runs one tool call the model asked for (after a person's decision when its install asks for one). */

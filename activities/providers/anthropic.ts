@@ -2,27 +2,25 @@ import Anthropic from '@anthropic-ai/sdk';
 import type { ToolCall } from '../../src/contract/types';
 import { groupToolResults, tokens, type ProviderAnswer, type ProviderCall } from './call';
 import { malformed, providerFailure } from './errors';
+import { rememberPlain, streamsTo, watchedFetch } from './stream-fallback';
 
 type Message = Anthropic.MessageParam;
 
 /** Anthropic messages with tool use. Throws an ApplicationFailure (see errors.ts). */
 export async function callAnthropic(call: ProviderCall & { maxTokens: number }): Promise<ProviderAnswer> {
-  const client = new Anthropic({ apiKey: call.key, baseURL: call.baseURL, maxRetries: 0, timeout: call.timeoutMs, fetch: call.fetch });
+  const params: Anthropic.MessageCreateParamsNonStreaming = {
+    model: call.model,
+    max_tokens: call.maxTokens,
+    messages: groupToolResults(call.conversation).map(toMessage),
+    ...(call.system ? { system: call.system } : {}),
+    ...(call.temperature !== undefined ? { temperature: call.temperature } : {}),
+    ...(call.tools.length
+      ? { tools: call.tools.map((t) => ({ name: t.name, description: t.description, input_schema: t.inputSchema as Anthropic.Tool.InputSchema })) }
+      : {}),
+  };
   let message: Anthropic.Message;
   try {
-    message = await client.messages.create(
-      {
-        model: call.model,
-        max_tokens: call.maxTokens,
-        messages: groupToolResults(call.conversation).map(toMessage),
-        ...(call.system ? { system: call.system } : {}),
-        ...(call.temperature !== undefined ? { temperature: call.temperature } : {}),
-        ...(call.tools.length
-          ? { tools: call.tools.map((t) => ({ name: t.name, description: t.description, input_schema: t.inputSchema as Anthropic.Tool.InputSchema })) }
-          : {}),
-      },
-      { signal: call.signal },
-    );
+    message = call.onText && streamsTo(call.baseURL) ? await streamed(call, params, call.onText) : await client(call, call.fetch).messages.create(params, { signal: call.signal });
   } catch (err) {
     throw providerFailure('anthropic', err, call.key);
   }
@@ -42,6 +40,29 @@ export async function callAnthropic(call: ProviderCall & { maxTokens: number }):
   const input = tokens(u?.input_tokens) + tokens(u?.cache_creation_input_tokens) + tokens(u?.cache_read_input_tokens);
   const stopReason = typeof message.stop_reason === 'string' ? { stopReason: message.stop_reason } : {};
   return { text: texts.join(''), toolCalls, usage: { input, output: tokens(u?.output_tokens) }, ...stopReason };
+}
+
+const client = (call: ProviderCall, fetch: ProviderCall['fetch']) =>
+  new Anthropic({ apiKey: call.key, baseURL: call.baseURL, maxRetries: 0, timeout: call.timeoutMs, fetch });
+
+/**
+ * The message, streamed (usage: input from message_start, output from message_delta). An endpoint that answered with
+ * plain JSON gave its message whole: that is the answer (a body that is not JSON is malformed), and a message
+ * remembers it as plain.
+ */
+async function streamed(call: ProviderCall, params: Anthropic.MessageCreateParamsNonStreaming, onText: (textSoFar: string) => void): Promise<Anthropic.Message> {
+  const watched = watchedFetch(call.fetch);
+  try {
+    const stream = client(call, watched.fetch).messages.stream(params, { signal: call.signal });
+    stream.on('text', (_delta, snapshot) => onText(snapshot));
+    return await stream.finalMessage();
+  } catch (err) {
+    const body = watched.plainBody();
+    if (!body) throw err;
+    const message = JSON.parse(await body) as Anthropic.Message;
+    if (Array.isArray(message?.content)) rememberPlain(call.baseURL);
+    return message;
+  }
 }
 
 function toMessage(turn: ReturnType<typeof groupToolResults>[number]): Message {

@@ -17,6 +17,11 @@ export interface ProviderCall {
   system?: string;
   /** An MCP server's sampling request's; a run's calls leave the provider's default. */
   temperature?: number;
+  /**
+   * Given: the call streams (unless its endpoint answered a stream with plain JSON before) and is called with the
+   * answer's whole text so far each time more of it arrives, never with tool-call arguments. The answer is the same.
+   */
+  onText?: (textSoFar: string) => void;
 }
 
 /** A provider call as its caller gives it: the key, connections, base URL and time limit are the activity's. */

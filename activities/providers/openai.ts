@@ -2,26 +2,24 @@ import OpenAI from 'openai';
 import type { ToolCall } from '../../src/contract/types';
 import { groupToolResults, tokens, type ProviderAnswer, type ProviderCall, type ToolTurn } from './call';
 import { malformed, providerFailure } from './errors';
+import { rememberPlain, streamsTo, watchedFetch } from './stream-fallback';
 
 type Message = OpenAI.Chat.Completions.ChatCompletionMessageParam;
 
 /** OpenAI chat completions with function tools. Throws an ApplicationFailure (see errors.ts). */
 export async function callOpenAI(call: ProviderCall): Promise<ProviderAnswer> {
-  const client = new OpenAI({ apiKey: call.key, baseURL: call.baseURL, maxRetries: 0, timeout: call.timeoutMs, fetch: call.fetch });
+  const params: OpenAI.Chat.Completions.ChatCompletionCreateParamsNonStreaming = {
+    model: call.model,
+    messages: [...(call.system ? [{ role: 'system' as const, content: call.system }] : []), ...groupToolResults(call.conversation).flatMap(toMessages)],
+    ...(call.maxTokens ? { max_completion_tokens: call.maxTokens } : {}),
+    ...(call.temperature !== undefined ? { temperature: call.temperature } : {}),
+    ...(call.tools.length
+      ? { tools: call.tools.map((t) => ({ type: 'function' as const, function: { name: t.name, description: t.description, parameters: t.inputSchema } })) }
+      : {}),
+  };
   let completion: OpenAI.Chat.Completions.ChatCompletion;
   try {
-    completion = await client.chat.completions.create(
-      {
-        model: call.model,
-        messages: [...(call.system ? [{ role: 'system' as const, content: call.system }] : []), ...groupToolResults(call.conversation).flatMap(toMessages)],
-        ...(call.maxTokens ? { max_completion_tokens: call.maxTokens } : {}),
-        ...(call.temperature !== undefined ? { temperature: call.temperature } : {}),
-        ...(call.tools.length
-          ? { tools: call.tools.map((t) => ({ type: 'function' as const, function: { name: t.name, description: t.description, parameters: t.inputSchema } })) }
-          : {}),
-      },
-      { signal: call.signal },
-    );
+    completion = call.onText && streamsTo(call.baseURL) ? await streamed(call, params, call.onText) : await client(call, call.fetch).chat.completions.create(params, { signal: call.signal });
   } catch (err) {
     throw providerFailure('openai', err, call.key);
   }
@@ -36,6 +34,32 @@ export async function callOpenAI(call: ProviderCall): Promise<ProviderAnswer> {
   if (typeof message.content !== 'string' && toolCalls.length === 0) throw malformed('openai', 'neither content nor tool calls');
   const usage = { input: tokens(completion.usage?.prompt_tokens), output: tokens(completion.usage?.completion_tokens) };
   return { text: message.content ?? '', toolCalls, usage, ...(typeof choice?.finish_reason === 'string' ? { stopReason: choice.finish_reason } : {}) };
+}
+
+const client = (call: ProviderCall, fetch: ProviderCall['fetch']) =>
+  new OpenAI({ apiKey: call.key, baseURL: call.baseURL, maxRetries: 0, timeout: call.timeoutMs, fetch });
+
+/**
+ * The completion, streamed (usage asked for in the last chunk). An endpoint that answered with plain JSON gave its
+ * completion whole: that is the answer (a body that is not JSON is malformed), and a completion remembers it as plain.
+ */
+async function streamed(
+  call: ProviderCall,
+  params: OpenAI.Chat.Completions.ChatCompletionCreateParamsNonStreaming,
+  onText: (textSoFar: string) => void,
+): Promise<OpenAI.Chat.Completions.ChatCompletion> {
+  const watched = watchedFetch(call.fetch);
+  try {
+    const stream = client(call, watched.fetch).chat.completions.stream({ ...params, stream: true, stream_options: { include_usage: true } }, { signal: call.signal });
+    stream.on('content', (_delta, snapshot) => onText(snapshot));
+    return await stream.finalChatCompletion();
+  } catch (err) {
+    const body = watched.plainBody();
+    if (!body) throw err;
+    const completion = JSON.parse(await body) as OpenAI.Chat.Completions.ChatCompletion;
+    if (completion?.choices?.[0]?.message) rememberPlain(call.baseURL);
+    return completion;
+  }
 }
 
 function parseArguments(raw: string | undefined): Record<string, unknown> {

@@ -325,6 +325,8 @@ export interface ModelTurn {
   usage: { input: number; output: number };
   text: Text;
   toolCalls: Array<ToolCall<Text> & { /** The call as its result entry shows it: `{"tool","arguments"}`. */ shown: Text }>;
+  /** The call wrote the run's text document (the run was followed): the workflow's next record write clears it. */
+  streamed?: true;
 }
 
 /** A tool's result as the workflow gets it. */

@@ -224,6 +224,30 @@ const liveRun = new Schema(
 );
 liveRun.index({ owner: 1, at: 1 });
 
+/**
+ * The answer text of a live run's model call so far (store/run-text.ts), written only while someone follows the run.
+ * `_id`: the run's _id; `call`: the provider call attempt (activity id + attempt), so a retried call is told apart.
+ */
+const runText = new Schema(
+  {
+    _id: { type: String, required: true },
+    call: { type: String, required: true },
+    text: { type: String, default: '' },
+    seq: { type: Number, required: true },
+    at: { type: Date, required: true },
+  },
+  opts,
+);
+
+/** Who follows a run (store/run-text.ts): a stream of the run is open somewhere until `until`. `_id`: the run's _id. */
+const runFollow = new Schema(
+  {
+    _id: { type: String, required: true },
+    until: { type: Date, required: true },
+  },
+  opts,
+);
+
 /** Runs whose workflow start failed (Temporal did not answer): the reconciler starts them. `_id`: the run's _id. */
 const deferredStart = new Schema(
   {
@@ -447,6 +471,8 @@ export function registerModels(conn: Connection) {
     DeferredStart: conn.model('DeferredStart', deferredStart, 'deferred_starts'),
     DeferredAnnouncement: conn.model('DeferredAnnouncement', deferredAnnouncement, 'deferred_announcements'),
     LiveRun: conn.model('LiveRun', liveRun, 'live_runs'),
+    RunText: conn.model('RunText', runText, 'run_texts'),
+    RunFollow: conn.model('RunFollow', runFollow, 'run_follows'),
     RevokedUrl: conn.model('RevokedUrl', revokedUrl, 'revoked_urls'),
     RateLimit: conn.model('RateLimit', rateLimit, 'rate_limits'),
     WebhookDeliveries: conn.model('WebhookDeliveries', webhookDeliveries, 'webhook_deliveries'),
@@ -466,6 +492,7 @@ export type UserDoc = InferSchemaType<typeof user>;
 export type ProfileDoc = InferSchemaType<typeof profile>;
 export type TokenDoc = InferSchemaType<typeof token>;
 export type InstallationDoc = InferSchemaType<typeof installation> & { _id: Types.ObjectId };
+export type RunTextDoc = InferSchemaType<typeof runText>;
 export type McpServerDoc = InferSchemaType<typeof mcpServer>;
 export type TaskDoc = InferSchemaType<typeof task> & { _id: Types.ObjectId };
 export type TaskVersionDoc = InferSchemaType<typeof taskVersion>;

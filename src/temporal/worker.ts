@@ -2,6 +2,7 @@ import type { Client } from '@temporalio/client';
 import { NativeConnection, Worker, bundleWorkflowCode, type State, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import type { Registry } from 'prom-client';
 import { createActivities, type ActivityDeps } from '../../activities';
+import { pollFollowedRuns } from '../../activities/followed-runs';
 import { createServletRuntime } from '../../activities/servlets';
 import { createTemplateSandbox } from '../../activities/template/sandbox';
 import { createProviderFetch } from '../../activities/providers/http';
@@ -69,12 +70,14 @@ export async function createWorker(deps: Omit<ActivityDeps, 'callTool' | 'callMc
   const mcpTasks = createMcpTaskSteps({ tasks: createMcpTasks(mcpClientOptions(config)), loadInstall: loadMcpInstall });
   const templates = createTemplateSandbox({ timeoutMs: config.TEMPLATE_TIMEOUT_MS, maxPromptBytes: config.RUN_PROMPT_MAX_BYTES });
   const provider = createProviderFetch();
+  const followed = pollFollowedRuns(deps.db.models, deps.logger);
   const temporal = await connectTemporal(config);
   const clientConnection = temporal.connection;
   const connection = await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS });
   let schedules: { settled: Promise<void>; stop(): void } | undefined;
   const close = async () => {
     schedules?.stop();
+    followed.stop();
     await servlets.close();
     await mcpCalls.close();
     await templates.close();
@@ -88,7 +91,7 @@ export async function createWorker(deps: Omit<ActivityDeps, 'callTool' | 'callMc
       deps.logger,
     );
     await schedules.settled;
-    const activities = createActivities({ ...deps, callTool, callMcpTool, mcpTasks, templates, temporal, providerFetch: provider.fetch });
+    const activities = createActivities({ ...deps, callTool, callMcpTool, mcpTasks, templates, temporal, providerFetch: provider.fetch, followed });
     const { callTool: toolActivity, callMcpTool: mcpActivity, startMcpTask, followMcpTask, mcpTaskResult, answerMcpTask, cancelMcpTask, ...rest } = activities;
     const metrics = createRegistry();
     const interceptors = { activity: [activityMetrics(metrics)] };

@@ -4,6 +4,8 @@ import { expect } from 'chai';
 import { createClient } from '../../src/cli/ptr/client';
 import { Failure, UsageError } from '../../src/cli/ptr/errors';
 import { followRun, type FollowHandlers } from '../../src/cli/ptr/follow';
+import { createRunView } from '../../src/cli/ptr/run-view';
+import type { Context } from '../../src/cli/ptr/context';
 
 type Respond = (req: http.IncomingMessage, res: http.ServerResponse) => void;
 
@@ -166,5 +168,36 @@ describe('ptr: following a run (in process, against a loopback server)', () => {
       .catch((e: unknown) => e);
     expect(err).to.be.instanceOf(Failure);
     expect(err).to.include({ code: 'timeout', message: 'GET /api/users/~: no answer within 0.2 s' });
+  });
+
+  it('passes the answer as it is written (delta events) to its handler, and the view prints its new parts', async () => {
+    const delta = (data: object) => `event: delta\ndata: ${JSON.stringify(data)}\n\n`;
+    api = await scriptedApi([(_req, res) => stream(res, delta({ text: 'Hel' }), delta({ text: 'Hello' }), delta({ reset: true }), entry(0, 'answered'), END)]);
+    const views = [false, true].map((json) => {
+      let written = '';
+      const sink = { write: (chunk: string) => void (written += chunk), isTTY: false };
+      const view = createRunView({ json, stdout: sink, stderr: sink } as unknown as Context, 'r1');
+      return { view, out: () => written };
+    });
+    const seen: unknown[] = [];
+    await followRun(client(), '/runs/r1', {
+      entry: (id, e) => views.forEach(({ view }) => view.entry(id, e)),
+      status: () => undefined,
+      reconnecting: () => undefined,
+      delta: (d) => {
+        seen.push(d);
+        views.forEach(({ view }) => view.delta(d));
+      },
+    });
+    views.forEach(({ view }) => view.close());
+    expect(seen).to.deep.equal([{ text: 'Hel' }, { text: 'Hello' }, { reset: true }]);
+    const [plain, json] = views.map((v) => v.out());
+    expect(plain!.startsWith('Hello\n'), plain).to.equal(true);
+    expect(plain).to.include('answered');
+    expect(json!.split('\n').filter(Boolean).map((l) => JSON.parse(l)).filter((d) => d.event === 'delta')).to.deep.equal([
+      { event: 'delta', text: 'Hel' },
+      { event: 'delta', text: 'Hello' },
+      { event: 'delta', reset: true },
+    ]);
   });
 });

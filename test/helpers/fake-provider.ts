@@ -1,5 +1,6 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { streamEvents } from './fake-stream';
 
 /**
  * A local stand-in for the outside world's model providers: speaks OpenAI chat completions
@@ -40,6 +41,13 @@ export interface FakeReply {
    * headers and half the body first (a provider that drops the connection).
    */
   close?: 'before-answer' | 'mid-answer';
+  /** A streaming request's answer text in these pieces (default: one), `chunkDelayMs` apart. */
+  chunks?: string[];
+  chunkDelayMs?: number;
+  /** Answers a streaming request with the plain JSON completion (an endpoint that does not stream). */
+  noStream?: boolean;
+  /** Cuts the connection after this many events of a streamed answer. */
+  cutAfterChunks?: number;
 }
 
 export type Responder = (req: RecordedRequest) => FakeReply | Promise<FakeReply>;
@@ -191,6 +199,30 @@ export async function startFakeProvider(): Promise<FakeProvider> {
           }
           // After the written half has gone out (end() of the socket flushes it), so the client sees a cut answer.
           res.socket?.end(() => res.socket?.destroy());
+          return;
+        }
+        const b = body as { stream?: unknown; stream_options?: { include_usage?: unknown } } | undefined;
+        // A body that is no answer (a test's malformed one) cannot be streamed: it goes as plain JSON, as from an
+        // endpoint that does not stream.
+        let events: string[] | undefined;
+        if (b?.stream === true && !reply.noStream && reply.raw === undefined && (reply.status ?? 200) < 300) {
+          try {
+            events = streamEvents(provider, reply.body, reply.chunks, b.stream_options?.include_usage === true);
+          } catch {
+            events = undefined;
+          }
+        }
+        if (events) {
+          res.writeHead(reply.status ?? 200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', ...reply.headers });
+          for (const [i, e] of events.entries()) {
+            if (reply.cutAfterChunks !== undefined && i >= reply.cutAfterChunks) {
+              res.socket?.end(() => res.socket?.destroy());
+              return;
+            }
+            res.write(e);
+            if (reply.chunkDelayMs && i < events.length - 1) await new Promise((r) => setTimeout(r, reply.chunkDelayMs));
+          }
+          res.end();
           return;
         }
         res.writeHead(reply.status ?? 200, { 'content-type': 'application/json', ...reply.headers });

@@ -6,6 +6,8 @@ import { createSseParser } from './sse';
 export interface FollowHandlers {
   entry(id: number, entry: any): void;
   status(status: RunStatusData): void;
+  /** The model's answer so far (`text`), or `reset`: drop it (a retried call starts over, or the entry replaces it). */
+  delta?(delta: { text?: string; reset?: boolean }): void;
   /** The stream dropped (or could not open) before the run ended; the next attempt is in `delayMs`. */
   reconnecting(reason: string, delayMs: number): void;
   /** What one read of the stream brought has been handled. */
@@ -82,6 +84,8 @@ export async function followRun(client: ApiClient, runPath: string, on: FollowHa
           on.entry(id, entry);
         } else if (ev.event === 'status') {
           on.status(parseData(ev.data, 'status'));
+        } else if (ev.event === 'delta') {
+          on.delta?.(parseData(ev.data, 'delta'));
         } else if (ev.event === 'end') {
           end = parseData(ev.data, 'end');
         }

@@ -68,6 +68,8 @@ export function createRunView(ctx: Context, run: string, where?: RunWhere) {
   /** Not a terminal: a status change not printed yet, waiting for the entries written with it. */
   let held: RunStatusData | undefined;
   let heldEntries = 0;
+  /** The answer's text printed so far (`delta` events), on a line not ended yet. */
+  let shown = '';
 
   const statusText = () => `-- ${run}: ${status}${reason ? ` (${reason})` : ''} · ${entries} ${entries === 1 ? 'entry' : 'entries'} · ${seconds(Date.now() - started)}`;
   const clear = () => {
@@ -75,13 +77,19 @@ export function createRunView(ctx: Context, run: string, where?: RunWhere) {
     drawn = false;
   };
   const draw = () => {
-    if (!tty) return;
+    if (!tty || shown) return;
     clear();
     out.write(statusText());
     drawn = true;
   };
+  /** Ends the answer's text printed so far: what comes next goes under it. */
+  const endText = () => {
+    if (shown) out.write('\n');
+    shown = '';
+  };
   const lines = (text: string[]) => {
     clear();
+    endText();
     out.write(`${text.join('\n')}\n`);
     draw();
   };
@@ -116,6 +124,18 @@ export function createRunView(ctx: Context, run: string, where?: RunWhere) {
       held = next;
       heldEntries = 0;
     },
+    /** The answer as it is written: its new part printed (the stored entry follows it). */
+    delta(delta: { text?: string; reset?: boolean }) {
+      if (ctx.json) return jsonLine(delta.reset ? { event: 'delta', reset: true } : { event: 'delta', text: delta.text ?? '' });
+      if (delta.reset || typeof delta.text !== 'string') {
+        endText();
+        return draw();
+      }
+      clear();
+      if (!delta.text.startsWith(shown)) endText();
+      out.write(delta.text.slice(shown.length));
+      shown = delta.text;
+    },
     /** The end of what the stream brought in one read: a waiting status line goes under the entries it brought. */
     read() {
       if (held && heldEntries > 0) flush();
@@ -135,6 +155,7 @@ export function createRunView(ctx: Context, run: string, where?: RunWhere) {
       if (held?.status === end.status) held = undefined;
       flush();
       clear();
+      endText();
       out.write(`-- ${run}: ${end.status} (${entries} ${entries === 1 ? 'entry' : 'entries'})\n`);
     },
     /** Leaves the terminal clean when following stops without an end (an error, Ctrl-C). */

@@ -44,6 +44,7 @@ export function runCommands(program: Command, ctx: Context) {
           view.entry(id, entry);
         },
         status: (s) => view.status(s),
+        delta: (d) => view.delta(d),
         reconnecting: (why, delayMs) => view.reconnecting(why, delayMs),
         read: () => view.read(),
       });

@@ -83,6 +83,10 @@ export function runEvents(deps: AppDeps, reads: Pick<RunReads, 'current' | 'reso
     let status: string | undefined;
     let pumping = false;
     let again = false;
+    /** The text so far this stream has sent (`delta` events), and of which provider call. */
+    let sent: { call: string; text: string } | undefined;
+    /** The call whose text entries replaced: during a model call no entry comes, so new ones mean its answer is in. */
+    let replaced: string | undefined;
     const pump = async (): Promise<void> => {
       if (pumping) {
         again = true;
@@ -95,7 +99,9 @@ export function runEvents(deps: AppDeps, reads: Pick<RunReads, 'current' | 'reso
           const state: RunState | undefined = watch.state;
           if (!state || !out.open) return;
           if (state.end === 'deleted') return out.end();
+          const entriesBefore = next;
           for (; next < state.count && out.open; next++) await out.send('entry', await watch.entryJson(next), next);
+          if (next > entriesBefore && sent) replaced = sent.call;
           if (state.end === 'closed') {
             await out.send('end', statusData(state.status, state.modifiedAt));
             return out.end();
@@ -103,6 +109,17 @@ export function runEvents(deps: AppDeps, reads: Pick<RunReads, 'current' | 'reso
           if (state.status !== status) {
             status = state.status;
             await out.send('status', statusData(state.status, state.modifiedAt));
+          }
+          // The text of a call whose entries came is not sent again (the worker deletes it after the record write).
+          const text = watch.text?.call === replaced ? null : watch.text;
+          // A retried call starts over, and a deleted text was replaced by the stored entry: the client drops its text.
+          if (sent && (!text || text.call !== sent.call)) {
+            sent = undefined;
+            await out.send('delta', JSON.stringify({ reset: true }));
+          }
+          if (text && text.text !== '' && text.text !== sent?.text) {
+            sent = { call: text.call, text: text.text };
+            await out.send('delta', JSON.stringify({ text: text.text }));
           }
         } while (again && out.open);
       } catch (err) {

@@ -5,6 +5,7 @@ import { entryCount, findRun, readEntries, type RunRecord } from '../../../store
 import { isTerminal } from '../../../contract/constants';
 import type { HeldEntry, RunStatus } from '../../../contract/types';
 import type { RunReads } from './reads';
+import { markFollowed, readRunText, type RunText } from '../../../store/run-text';
 
 /** A run as its streams see it. */
 export interface RunState {
@@ -20,6 +21,8 @@ export interface RunState {
 export interface Watch {
   /** undefined until the run was first read. */
   readonly state: RunState | undefined;
+  /** The answer's text so far (the worker writes it while the run is followed), or null. */
+  readonly text: RunText | null;
   /** Entry `index` as reads present it (references resolved), as JSON. Throws StoredContentMissing once the run is deleted. */
   entryJson(index: number): Promise<string>;
   /** The watch stops with its last stream. */
@@ -30,6 +33,11 @@ export interface Watch {
 const MIN_TICK_MS = 100;
 /** While the workflow does not answer (or has not started), the run's record is read at most this often. */
 const RECORD_EVERY_MS = 1_000;
+/** A watched live run is marked followed this often, for FOLLOW_FOR_MS (the worker then writes its text so far). */
+const FOLLOW_EVERY_MS = 10_000;
+const FOLLOW_FOR_MS = 30_000;
+/** How often a watch reads its run's text so far. */
+const TEXT_EVERY_MS = 200;
 
 /**
  * One watch per live run followed in this process, shared by all its streams: it reads the run as a read does
@@ -53,6 +61,9 @@ export function createRunWatches(
   class Shared {
     readonly listeners = new Set<() => void>();
     state: RunState | undefined;
+    text: RunText | null = null;
+    private textTimer: NodeJS.Timeout | undefined;
+    private followedUntil = 0;
     private readonly entries: HeldEntry[] = [];
     /**
      * Entries being resolved, shared by the streams asking at once; dropped once resolved (the text cache keeps
@@ -67,6 +78,28 @@ export function createRunWatches(
     constructor(private record: RunRecord) {
       this.createdAt = record.created_at.getTime();
       this.timer = setTimeout(() => void this.tick(), 0);
+      this.textTimer = setTimeout(() => void this.readText(), 0);
+    }
+
+    /** Marks the run followed (renewed every FOLLOW_EVERY_MS) and reads its text so far, every TEXT_EVERY_MS. */
+    private async readText() {
+      this.textTimer = undefined;
+      try {
+        const now = Date.now();
+        if (now >= this.followedUntil - (FOLLOW_FOR_MS - FOLLOW_EVERY_MS)) {
+          await markFollowed(models, this.record._id, now + FOLLOW_FOR_MS);
+          this.followedUntil = now + FOLLOW_FOR_MS;
+        }
+        const text = this.stopped ? null : await readRunText(models, this.record._id);
+        const last = this.text;
+        if (!this.stopped && (text?.seq !== last?.seq || text?.call !== last?.call || text?.text !== last?.text)) {
+          this.text = text;
+          for (const listener of [...this.listeners]) listener();
+        }
+      } catch (err) {
+        if (!unavailableDependency(err)) logger.warn({ err, run: this.record._id }, 'a run stream could not read its run\'s text');
+      }
+      if (!this.stopped) this.textTimer = setTimeout(() => void this.readText(), TEXT_EVERY_MS);
     }
 
     sameRun(record: RunRecord) {
@@ -91,6 +124,8 @@ export function createRunWatches(
       if (this.stopped) return;
       this.stopped = true;
       clearTimeout(this.timer);
+      clearTimeout(this.textTimer);
+      this.text = null;
       if (watches.get(this.record._id) === this) watches.delete(this.record._id);
       if (end) this.update({ ...(this.state ?? { status: this.record.status as RunStatus, modifiedAt: this.record.modified_at.getTime(), count: this.entries.length }), end });
     }
@@ -191,6 +226,9 @@ export function createRunWatches(
       return {
         get state() {
           return joined.state;
+        },
+        get text() {
+          return joined.text;
         },
         entryJson: (index) => joined.entryJson(index),
         leave() {

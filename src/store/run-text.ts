@@ -1,0 +1,43 @@
+import { retryWhileBusy } from './connect';
+import type { Models, RunTextDoc } from './models';
+
+/**
+ * The text of a live run's answer as it is written (issue 32): the worker writes it only while the run is followed,
+ * the run's event streams read it and send `delta` events, and the record write after the answer deletes it (the
+ * stored message replaces it). It never enters Temporal history.
+ */
+
+export type RunText = Pick<RunTextDoc, 'call' | 'text' | 'seq' | 'at'>;
+
+/** Upserts the text so far of `runId`'s provider call `call` (activity id + attempt); `seq` grows with each write. */
+export async function writeRunText(models: Models, runId: string, update: { call: string; text: string }): Promise<void> {
+  await retryWhileBusy(() =>
+    models.RunText.collection.updateOne(
+      { _id: runId as never },
+      { $set: { call: update.call, text: update.text, at: new Date() }, $inc: { seq: 1 } },
+      { upsert: true },
+    ),
+  );
+}
+
+/** The text document of `runId`, or null when none is written (not followed, or the answer is stored). */
+export async function readRunText(models: Models, runId: string): Promise<RunText | null> {
+  return models.RunText.findById(runId, { call: 1, text: 1, seq: 1, at: 1 }).lean<RunText>();
+}
+
+export async function clearRunText(models: Models, runId: string): Promise<void> {
+  await retryWhileBusy(() => models.RunText.collection.deleteOne({ _id: runId as never }));
+}
+
+/** `runId` is followed until `untilMs` (the API renews it while a stream of the live run is open). */
+export async function markFollowed(models: Models, runId: string, untilMs: number): Promise<void> {
+  await retryWhileBusy(() =>
+    models.RunFollow.collection.updateOne({ _id: runId as never }, { $set: { until: new Date(untilMs) } }, { upsert: true }),
+  );
+}
+
+/** The ids of the runs followed at `now`: one query (the worker polls it into a set). */
+export async function followedRuns(models: Models, now: Date): Promise<string[]> {
+  const follows = await models.RunFollow.find({ until: { $gt: now } }, { _id: 1 }).lean<Array<{ _id: string }>>();
+  return follows.map((f) => f._id);
+}
