@@ -45,7 +45,11 @@ export async function callAnthropic(call: ProviderCall & { maxTokens: number }):
 const client = (call: ProviderCall, fetch: ProviderCall['fetch']) =>
   new Anthropic({ apiKey: call.key, baseURL: call.baseURL, maxRetries: 0, timeout: call.timeoutMs, fetch });
 
-/** The message, streamed (usage: input from message_start, output from message_delta); plain JSON is asked again. */
+/**
+ * The message, streamed (usage: input from message_start, output from message_delta). An endpoint that answered with
+ * plain JSON gave its message whole: that is the answer (a body that is not JSON is malformed), and a message
+ * remembers it as plain.
+ */
 async function streamed(call: ProviderCall, params: Anthropic.MessageCreateParamsNonStreaming, onText: (textSoFar: string) => void): Promise<Anthropic.Message> {
   const watched = watchedFetch(call.fetch);
   try {
@@ -53,9 +57,11 @@ async function streamed(call: ProviderCall, params: Anthropic.MessageCreateParam
     stream.on('text', (_delta, snapshot) => onText(snapshot));
     return await stream.finalMessage();
   } catch (err) {
-    if (!watched.answeredPlain()) throw err;
-    rememberPlain(call.baseURL);
-    return client(call, call.fetch).messages.create(params, { signal: call.signal });
+    const body = watched.plainBody();
+    if (!body) throw err;
+    const message = JSON.parse(await body) as Anthropic.Message;
+    if (Array.isArray(message?.content)) rememberPlain(call.baseURL);
+    return message;
   }
 }
 

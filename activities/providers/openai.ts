@@ -39,7 +39,10 @@ export async function callOpenAI(call: ProviderCall): Promise<ProviderAnswer> {
 const client = (call: ProviderCall, fetch: ProviderCall['fetch']) =>
   new OpenAI({ apiKey: call.key, baseURL: call.baseURL, maxRetries: 0, timeout: call.timeoutMs, fetch });
 
-/** The completion, streamed (usage asked for in the last chunk); an endpoint answering plain JSON is asked again. */
+/**
+ * The completion, streamed (usage asked for in the last chunk). An endpoint that answered with plain JSON gave its
+ * completion whole: that is the answer (a body that is not JSON is malformed), and a completion remembers it as plain.
+ */
 async function streamed(
   call: ProviderCall,
   params: OpenAI.Chat.Completions.ChatCompletionCreateParamsNonStreaming,
@@ -51,9 +54,11 @@ async function streamed(
     stream.on('content', (_delta, snapshot) => onText(snapshot));
     return await stream.finalChatCompletion();
   } catch (err) {
-    if (!watched.answeredPlain()) throw err;
-    rememberPlain(call.baseURL);
-    return client(call, call.fetch).chat.completions.create(params, { signal: call.signal });
+    const body = watched.plainBody();
+    if (!body) throw err;
+    const completion = JSON.parse(await body) as OpenAI.Chat.Completions.ChatCompletion;
+    if (completion?.choices?.[0]?.message) rememberPlain(call.baseURL);
+    return completion;
   }
 }
 

@@ -218,9 +218,14 @@ export async function deleteRunRecord(models: Models, runId: string): Promise<vo
   await retryWhileBusy(() => models.Run.collection.deleteOne({ _id: runId as never }));
 }
 
-/** Runs of a task, newest first (then by _id), a page after `page.cursor`. Throws 400 for a cursor not issued here. */
-export async function listRuns(models: Models, task: { owner: string; profile: string; task: string }, page: PageRequest) {
-  const q = keysetQuery({ owner: task.owner, profile: task.profile, task: task.task }, page, RUN_TIE_BREAKERS, -1);
+/**
+ * Runs of a task (only those in `statuses` when given), newest first (then by _id), a page after `page.cursor`.
+ * Throws 400 for a cursor not issued here. On MongoDB the task's index gives the order and the status is checked on
+ * the runs it yields; FerretDB scans `runs` for any filter but `_id` (docs/runs.md, "Reading").
+ */
+export async function listRuns(models: Models, task: { owner: string; profile: string; task: string }, page: PageRequest, statuses?: readonly RunStatus[]) {
+  const status = statuses === undefined ? {} : { status: statuses.length === 1 ? statuses[0] : { $in: statuses } };
+  const q = keysetQuery({ owner: task.owner, profile: task.profile, task: task.task, ...status }, page, RUN_TIE_BREAKERS, -1);
   return q.finish(await models.Run.find(q.where).sort(q.sort).limit(q.limit).lean());
 }
 

@@ -202,8 +202,17 @@ export async function startFakeProvider(): Promise<FakeProvider> {
           return;
         }
         const b = body as { stream?: unknown; stream_options?: { include_usage?: unknown } } | undefined;
+        // A body that is no answer (a test's malformed one) cannot be streamed: it goes as plain JSON, as from an
+        // endpoint that does not stream.
+        let events: string[] | undefined;
         if (b?.stream === true && !reply.noStream && reply.raw === undefined && (reply.status ?? 200) < 300) {
-          const events = streamEvents(provider, reply.body, reply.chunks, b.stream_options?.include_usage === true);
+          try {
+            events = streamEvents(provider, reply.body, reply.chunks, b.stream_options?.include_usage === true);
+          } catch {
+            events = undefined;
+          }
+        }
+        if (events) {
           res.writeHead(reply.status ?? 200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', ...reply.headers });
           for (const [i, e] of events.entries()) {
             if (reply.cutAfterChunks !== undefined && i >= reply.cutAfterChunks) {

@@ -36,7 +36,8 @@ function openaiEvents(body: any, chunks: string[] | undefined, includeUsage: boo
 function anthropicEvents(body: any, chunks: string[] | undefined): string[] {
   const out = [
     event('message_start', {
-      message: { ...body, content: [], stop_reason: null, usage: { input_tokens: body.usage.input_tokens, output_tokens: 0 } },
+      // Input tokens, prompt-cache ones among them, come with message_start; output with message_delta.
+      message: { ...body, content: [], stop_reason: null, usage: { ...body.usage, output_tokens: 0 } },
     }),
   ];
   (body.content as any[]).forEach((block, index) => {

@@ -3,7 +3,7 @@ import { getStack } from '../helpers/stack';
 import { signedIn } from '../helpers/api';
 import { createTask, postSigned, signedUrl, waitForRun } from '../helpers/runs';
 import { installServlet } from '../helpers/servlets';
-import { openaiToolCall } from '../helpers/fake-provider';
+import { openaiText, openaiToolCall, providerError } from '../helpers/fake-provider';
 import { createRunReader } from '../../src/runs/live-reader';
 import { runWorkflowId } from '../../src/temporal/ids';
 import { OWNER, PROFILE, RUNNER, TASK } from '../../src/temporal/search-attributes';
@@ -102,6 +102,41 @@ describe('runs: reads', () => {
     expect(variantA.body.map((r: any) => r.name)).to.deep.equal([r3, r2, r1]);
     expect((await api.get(`/api/runs/~/default/${task}?limit=0`)).status).to.equal(400);
     expect((await api.get(`/api/runs/~/default/${task}?cursor=bogus`)).status).to.equal(400);
+  });
+
+  it('lists only the runs in the statuses asked for, paged with the filter kept, and names `status` when it is bad', async () => {
+    const { api } = await signedIn();
+    const { fake } = getStack();
+    await createTask(api, 'default', 'sorted');
+    const url = await signedUrl(api, 'default', 'sorted');
+    fake.script([openaiText('one'), providerError('openai', 400, 'no such model'), openaiText('three'), { hang: true }]);
+    for (const name of ['s1', 's2', 's3']) await waitForRun(api, (await postSigned(url, { text: name }, { 'run-id': name })).body.url);
+    expect((await postSigned(url, { text: 's4' }, { 'run-id': 's4' })).status).to.equal(201);
+    const names = async (query: string) => {
+      const res = await api.get(`/api/runs/~/default/sorted${query}`);
+      expect(res.status, res.text).to.equal(200);
+      return res.body.map((r: any) => r.name);
+    };
+    expect(await names(''), 'no filter: every run').to.deep.equal(['s4', 's3', 's2', 's1']);
+    expect(await names('?status=ready')).to.deep.equal(['s3', 's1']);
+    expect(await names('?status=error')).to.deep.equal(['s2']);
+    expect(await names('?status=ready,error')).to.deep.equal(['s3', 's2', 's1']);
+    expect(await names('?status=pending,running')).to.deep.equal(['s4']);
+    expect((await api.get('/api/profiles/~/default/tasks/sorted/runs?status=error')).body.map((r: any) => r.name), 'Variant A').to.deep.equal(['s2']);
+
+    const first = await api.get('/api/runs/~/default/sorted?status=ready&limit=1');
+    expect(first.body.map((r: any) => r.name)).to.deep.equal(['s3']);
+    const next = await api.get(/^<(.+)>/.exec(first.headers.get('link')!)![1]!);
+    expect(next.body.map((r: any) => r.name), 'the next page keeps the filter').to.deep.equal(['s1']);
+    expect(next.headers.get('link')).to.equal(null);
+
+    for (const bad of ['done', 'ready,', 'ready,,error', 'READY', '', 'ready&status=error']) {
+      const res = await api.get(`/api/runs/~/default/sorted?status=${bad}`);
+      expect(res.status, bad).to.equal(400);
+      expect(res.body.error.code, bad).to.equal('invalid_request');
+      expect(res.body.error.message, bad).to.match(/^query\.status: /);
+    }
+    expect((await api.delete('/api/tasks/~/default/sorted')).status, 'deleting the task cancels its live run').to.equal(204);
   });
 
   it('makes runs searchable in Temporal by owner, profile, task and runner, with the task in the memo', async () => {

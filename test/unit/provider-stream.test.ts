@@ -76,7 +76,7 @@ describe('provider streaming', () => {
     expect(err?.message).to.not.include('sk-secret-key-1234');
   });
 
-  it('gets the answer from an endpoint that answers a streaming request with plain JSON, and streams to it no more', async () => {
+  it('takes the plain JSON answer of an endpoint that does not stream as the answer, and streams to it no more', async () => {
     for (const [provider, baseURL, reply] of [
       ['openai', `${fake.url}/plain-openai/v1`, openaiText('whole', { input: 2, output: 1 })],
       ['anthropic', `${fake.url}/plain-anthropic`, anthropicText('whole', { input: 2, output: 1 })],
@@ -90,7 +90,28 @@ describe('provider streaming', () => {
       expect(answer.usage).to.deep.equal({ input: 2, output: 1 });
       expect(seen.join('')).to.be.oneOf(['', 'whole']);
       await run(call(baseURL, (t) => seen.push(t)));
-      expect(fake.requests.map((r) => r.body.stream)).to.deep.equal([true, undefined, undefined]);
+      // The plain answer is the first call's (the model is not asked twice); the second call does not stream.
+      expect(fake.requests.map((r) => r.body.stream)).to.deep.equal([true, undefined]);
+    }
+  });
+  it('fails a plain answer that is no answer as malformed, once, and keeps streaming to that endpoint', async () => {
+    for (const [provider, baseURL, reply] of [
+      ['openai', `${fake.url}/bad-plain-openai/v1`, openaiText('fine')],
+      ['anthropic', `${fake.url}/bad-plain-anthropic`, anthropicText('fine')],
+    ] as const) {
+      fake.reset();
+      fake.script([{ raw: 'this is not json' }, { body: { nothing: 'here' } }, reply]);
+      const run = provider === 'openai' ? callOpenAI : callAnthropic;
+      for (let i = 0; i < 2; i++) {
+        const err = await run(call(baseURL, () => {})).then(
+          () => null,
+          (e: { type?: string; message: string }) => e,
+        );
+        expect(err?.type, provider).to.equal('ProviderMalformedAnswer');
+        expect(err?.message).to.include(`${provider} sent a malformed answer`);
+      }
+      expect((await run(call(baseURL, () => {}))).text).to.equal('fine');
+      expect(fake.requests.map((r) => r.body.stream), 'each asked once, every one streaming').to.deep.equal([true, true, true]);
     }
   });
 });

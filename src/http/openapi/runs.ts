@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { pageQuery, RUN_LIST_DEFAULT_LIMIT } from '../presenters/page';
 import { runView } from '../presenters/run';
 import { lastEventId } from '../routes/runs/events';
-import { approvalBody, approvalId, inputBody, inputId, runName, variantAParameters, variantATrigger } from '../routes/runs/schema';
+import { approvalBody, approvalId, inputBody, inputId, runListQuery, runName, variantAParameters, variantATrigger } from '../routes/runs/schema';
 import { taskParams } from '../routes/tasks/schema';
 import { defaultProfile, errorBody, errors, linkHeader, pathParams, runUrl } from './common';
 import type { Operation, ResponseSpec } from './operation';
@@ -96,11 +96,11 @@ export function runOperations(): Operation[] {
         method: 'get',
         path: runs,
         summary: `List a task’s runs (${which})`,
-        description: 'Newest first. A live run shows its record’s last write.',
+        description: 'Newest first. A live run shows its record’s last write; `status` filters on it.',
         tags,
         session: true,
-        params: { path: taskPath, query: pageQuery(RUN_LIST_DEFAULT_LIMIT) },
-        responses: { 200: { description: 'The runs', schema: z.array(runView), headers: linkHeader }, ...errors({ 400: 'A bad name, `limit` or `cursor`', 404: 'No such task' }) },
+        params: { path: taskPath, query: pageQuery(RUN_LIST_DEFAULT_LIMIT).extend(runListQuery.shape) },
+        responses: { 200: { description: 'The runs', schema: z.array(runView), headers: linkHeader }, ...errors({ 400: 'A bad name, `limit`, `cursor` or `status`', 404: 'No such task' }) },
       },
       {
         method: 'get',

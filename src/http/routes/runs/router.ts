@@ -5,7 +5,7 @@ import type { AppDeps } from '../../deps';
 import { RUN_LIST_DEFAULT_LIMIT, pageRequest, sendRenderedPage } from '../../presenters/page';
 import { parse } from '../../validate';
 import { ownerFromPath } from '../users/owner';
-import { approvalBody, approvalId, inputBody, inputId, runName, variantAParameters } from './schema';
+import { approvalBody, approvalId, inputBody, inputId, runListQuery, runName, statusesOf, variantAParameters } from './schema';
 import type { RunService } from './service';
 import type { RunIdentity } from '../../../contract/types';
 
@@ -31,8 +31,9 @@ export function runsRouter(deps: AppDeps, runs: RunService): Router {
     task: ctx.params.task!,
   });
   const list = async (ctx: Context, where: { owner: string; profile: string; task: string }) => {
+    const statuses = statusesOf(parse(runListQuery, { status: ctx.query.status }, 'query'));
     await runs.loadTask(where.owner, where.profile, where.task);
-    sendRenderedPage(ctx, await runs.list(where, pageRequest(ctx, RUN_LIST_DEFAULT_LIMIT)));
+    sendRenderedPage(ctx, await runs.list(where, pageRequest(ctx, RUN_LIST_DEFAULT_LIMIT), statuses));
   };
 
   router.put(VARIANT_A_TRIGGER_ROUTE, async (ctx) => {

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { badRequest } from '../../../errors';
 import { nameSchema } from '../../../store/names';
+import type { RunStatus } from '../../../contract/types';
 
 /** Variant A trigger body: trigger data is a flat map of string to string. */
 export const variantATrigger = z.object({
@@ -28,6 +29,22 @@ export const variantAParameters = (body: unknown) => withProtoKey(body, variantA
 export const runIdHeader = nameSchema.optional();
 
 export const runName = nameSchema;
+
+const RUN_STATUSES = ['pending', 'running', 'ready', 'error'] as const satisfies readonly RunStatus[];
+const oneStatus = `(${RUN_STATUSES.join('|')})`;
+
+/** `?status=` of a run list: one status, or several separated by commas. */
+export const runListQuery = z.object({
+  status: z
+    .string({ error: 'expected one status, or several separated by commas (given once)' })
+    .regex(new RegExp(`^${oneStatus}(,${oneStatus})*$`), { error: `expected ${RUN_STATUSES.join(', ')}, or several of them separated by commas` })
+    .optional()
+    .meta({ description: 'Only the runs in this status (as the list shows it), or in any of several separated by commas: `pending`, `running`, `ready`, `error`' }),
+});
+
+/** The statuses a parsed `?status=` asks for, or undefined for all. */
+export const statusesOf = (query: z.infer<typeof runListQuery>): RunStatus[] | undefined =>
+  query.status === undefined ? undefined : ([...new Set(query.status.split(','))] as RunStatus[]);
 
 export const revokeBody = z.object({ url: z.string().min(1).max(4000) });
 
