@@ -1,9 +1,10 @@
 /**
  * The `console` part (issue 32): (1) a closed run of about 2,000 entries opened in headless Chromium at
  * `/console/runs/<profile>/<task>/<run>`, timed from navigation start to usable, 5 loads each in a fresh browser
- * context; (2) runs against a slow fake model each followed by an event stream, beside the same number unfollowed, in
- * interleaved rounds: the API's and the database's CPU per run. No `delta` events exist yet: the followed figure is
- * without them.
+ * context; (2) the time from the fake model sending its answer's first piece to that text on the run page
+ * (console-text.ts); (3) runs whose fake model streams its answer slowly, each followed by an event stream (which gets
+ * the text so far as `delta` events), beside the same number unfollowed, in interleaved rounds: the API's and the
+ * database's CPU per run.
  */
 import http from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -13,6 +14,7 @@ import { runWorkflowId } from '../src/temporal/ids';
 import { testEnv } from '../test/helpers/env';
 import { buildTestServlets } from '../test/helpers/servlets';
 import { lastUserText, openaiText, openaiToolCall } from '../test/helpers/fake-provider';
+import { firstTokenProbe, printFirstToken, type FirstTokenFigures } from './console-text';
 import { openStream } from './live';
 import { cpuSeconds, percentile, round } from './measure';
 import { settle, trigger } from './slow-phase';
@@ -27,20 +29,28 @@ const CALLS_PER_TURN = 25;
 const LONG_RUN = 'long-2000';
 const LOADS = 5;
 const TARGET_MS = 1000;
-/** The followed runs' model answers after this. */
-const SLOW_MS = 2000;
+/**
+ * The followed and unfollowed runs' model waits this (so that the worker has read that a followed run is followed:
+ * it reads who follows once a second), then streams its answer in PIECES pieces PIECE_GAP_MS apart.
+ */
+const HOLD_MS = 2_000;
+const PIECES = 10;
+const PIECE_GAP_MS = 200;
 const ROUND = 200;
 /** Followed (F) and unfollowed (U) rounds, so that a drift of the machine hits both alike. */
 const ORDER = ['followed', 'unfollowed', 'unfollowed', 'followed'] as const;
 
 export interface ConsoleFigures {
   runPage: { entries: number; loadsMs: number[]; medianMs: number; maxMs: number; targetMs: number; met: boolean; usable: string; firstEntryMedianMs: number; streamToEndMs: number[]; allEntriesMedianMs: number; rendersAddingEntries: number[] };
+  firstToken: FirstTokenFigures;
   followed: {
     runsPerRound: number;
     rounds: Array<{ side: string; seconds: number; streamsEnded?: number }>;
-    modelDelayMs: number;
+    /** The model's answer: held `holdMs`, then `pieces` pieces `pieceGapMs` apart. */
+    model: { holdMs: number; pieces: number; pieceGapMs: number };
     cpuMsPerRun: { followed: Record<string, number>; unfollowed: Record<string, number> };
-    deltas: false;
+    /** `delta` events per followed run's stream: median, fewest, and the streams that got none. */
+    deltas: { median: number; min: number; streamsWithout: number };
   };
 }
 
@@ -49,13 +59,16 @@ export const USABLE = 'the status element (role=status) says ready, the last ent
 export async function benchConsole(deps: PartDeps & { session: string }): Promise<ConsoleFigures> {
   const { stack, api, otherwise, log } = deps;
   const signed = await setUp(api);
+  const firstToken = firstTokenProbe();
   stack.fake.script(async (req) => {
     const text = lastUserText(req);
     if (!text.startsWith(PROMPT_MARK)) return otherwise(req);
     const run = text.slice(PROMPT_MARK.length).trim();
+    if (firstToken.owns(run)) return firstToken.answer(run);
     if (run !== LONG_RUN) {
-      await sleep(SLOW_MS);
-      return openaiText(`done ${run}`);
+      await sleep(HOLD_MS);
+      const pieces = Array.from({ length: PIECES }, (_, i) => `piece ${i + 1} of ${run}. `);
+      return { ...openaiText(pieces.join('')), chunks: pieces, chunkDelayMs: PIECE_GAP_MS };
     }
     // The turn from the conversation itself: one assistant message per turn before it.
     const turn = ((req.body?.messages ?? []) as Array<{ role: string }>).filter((m) => m.role === 'assistant').length + 1;
@@ -70,8 +83,21 @@ export async function benchConsole(deps: PartDeps & { session: string }): Promis
     if (outcome.status !== 'ready') throw new Error(`the long run ended ${outcome.status}`);
     const runPage = await timeRunPage(deps, LONG_RUN);
     log(`  run page: ${runPage.loadsMs.join(', ')} ms to usable (${runPage.entries} entries)`);
+    log('  the answer\'s first piece to the run page, one run at a time...');
+    const browser = await launchBrowser();
+    const first = await firstToken
+      .measure({
+        browser,
+        apiUrl: stack.apiUrl,
+        session: deps.session,
+        signed,
+        pageUrl: (run) => `${stack.apiUrl}/console/runs/${PROFILE}/${TASK}/${run}`,
+        closed: (run) => stack.client.workflow.getHandle(workflowId(run)).result(),
+        log,
+      })
+      .finally(() => browser.close());
     const followed = await followedRuns(deps, signed);
-    return { runPage, followed };
+    return { runPage, firstToken: first, followed };
   } finally {
     stack.fake.script(otherwise);
   }
@@ -117,9 +143,7 @@ async function timeRunPage({ stack, api, session }: PartDeps & { session: string
     streamMs.push(round(performance.now() - t0));
     agent.destroy();
   }
-  const { chromium } = await import('playwright-core');
-  // The tests' launch (test/helpers/browser.ts): Debian's Chromium, no sandbox (root).
-  const browser: Browser = await chromium.launch({ executablePath: testEnv.chromium, args: ['--no-sandbox'], headless: true });
+  const browser = await launchBrowser();
   const loads: Array<{ usable: number; firstEntry: number; allEntries: number; renders: number }> = [];
   try {
     for (let i = 0; i < LOADS; i++) {
@@ -142,6 +166,12 @@ async function timeRunPage({ stack, api, session }: PartDeps & { session: string
     allEntriesMedianMs: round(percentile(loads.map((l) => l.allEntries), 50)),
     rendersAddingEntries: loads.map((l) => l.renders),
   };
+}
+
+/** The tests' launch (test/helpers/browser.ts): Debian's Chromium, headless, no sandbox (root). */
+async function launchBrowser(): Promise<Browser> {
+  const { chromium } = await import('playwright-core');
+  return chromium.launch({ executablePath: testEnv.chromium, args: ['--no-sandbox'], headless: true });
 }
 
 /**
@@ -171,8 +201,9 @@ const observeUsable = (entries: number) => `(() => {
 })();`;
 
 /**
- * ROUND runs at once against the slow model per round, in ORDER; in a followed round each run gets an event stream
- * (`GET <run path>/events`, as bench/live.ts opens them) right after its trigger, held until `end`. CPU per run of
+ * ROUND runs at once against the slow, streaming model per round, in ORDER; in a followed round each run gets an
+ * event stream (`GET <run path>/events`, as bench/live.ts opens them) right after its trigger, held until `end`, which
+ * gets the text so far as `delta` events (counted per stream) while the model streams. CPU per run of
  * every process of the stack, measured from the first trigger to the last run's end, each round after the stack
  * settled.
  */
@@ -181,6 +212,7 @@ async function followedRuns({ stack, pids, log, session }: PartDeps & { session:
   const cpu = () => Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, cpuSeconds(pid)]));
   const totals: Record<string, Record<string, number>> = { followed: {}, unfollowed: {} };
   const rounds: ConsoleFigures['followed']['rounds'] = [];
+  const deltas: number[] = [];
   for (const [r, side] of ORDER.entries()) {
     const settled = await settle(pids);
     const agent = new http.Agent({ keepAlive: false, maxSockets: Infinity });
@@ -206,11 +238,19 @@ async function followedRuns({ stack, pids, log, session }: PartDeps & { session:
     agent.destroy();
     for (const k of Object.keys(pids)) totals[side]![k] = (totals[side]![k] ?? 0) + ((after[k]! - before[k]!) * 1000) / (ROUND * (ORDER.length / 2));
     const ended = side === 'followed' ? streams.filter((s) => s.ended).length : undefined;
-    log(`  ${side}: ${ROUND} runs closed in ${seconds} s (after the stack settled in ${settled} s)${ended === undefined ? '' : `, ${ended} streams got end`}`);
+    deltas.push(...streams.map((s) => s.deltas));
+    const got = side === 'followed' ? `, ${ended} streams got end, ${streams.filter((s) => s.deltas > 0).length} got deltas` : '';
+    log(`  ${side}: ${ROUND} runs closed in ${seconds} s (after the stack settled in ${settled} s)${got}`);
     rounds.push({ side, seconds, ...(ended === undefined ? {} : { streamsEnded: ended }) });
   }
   const perRun = (c: Record<string, number>) => Object.fromEntries(Object.entries(c).map(([k, v]) => [k, round(v, 2)]));
-  return { runsPerRound: ROUND, rounds, modelDelayMs: SLOW_MS, cpuMsPerRun: { followed: perRun(totals.followed!), unfollowed: perRun(totals.unfollowed!) }, deltas: false };
+  return {
+    runsPerRound: ROUND,
+    rounds,
+    model: { holdMs: HOLD_MS, pieces: PIECES, pieceGapMs: PIECE_GAP_MS },
+    cpuMsPerRun: { followed: perRun(totals.followed!), unfollowed: perRun(totals.unfollowed!) },
+    deltas: { median: percentile(deltas, 50), min: Math.min(...deltas), streamsWithout: deltas.filter((d) => d === 0).length },
+  };
 }
 
 /** The part's lines for bench/run.ts's output. */
@@ -219,10 +259,15 @@ export function printConsole(r: ConsoleFigures) {
   console.log(`\nConsole: a run page with ${p.entries} entries, usable (${p.usable}) in ${p.medianMs} ms median, ${p.maxMs} ms max of ${p.loadsMs.length} loads ` +
     `(fresh context each; target ≤ ${p.targetMs} ms: ${p.met ? 'met' : 'not met'}); first entry in the DOM at ${p.firstEntryMedianMs} ms median, the last at ${p.allEntriesMedianMs} ms, in ${p.rendersAddingEntries.join(', ')} renders; loads ${p.loadsMs.join(', ')} ms`);
   console.log(`  the same event stream read by the bench (not rendered), request to end: ${p.streamToEndMs.join(', ')} ms`);
+  printFirstToken(r.firstToken);
   const f = r.followed;
+  const m = f.model;
   const line = (c: Record<string, number>) => Object.entries(c).map(([k, v]) => `${k} ${v}`).join(', ');
-  console.log(`Console: ${f.runsPerRound} runs at once per round against a ${f.modelDelayMs / 1000} s model, rounds ${f.rounds.map((x) => `${x.side} ${x.seconds} s`).join(', ')}`);
+  console.log(
+    `Console: ${f.runsPerRound} runs at once per round against a model that waits ${m.holdMs / 1000} s, then streams ${m.pieces} pieces ${m.pieceGapMs} ms apart; ` +
+      `rounds ${f.rounds.map((x) => `${x.side} ${x.seconds} s`).join(', ')}`,
+  );
   console.log(`  CPU ms per run, followed by an event stream: ${line(f.cpuMsPerRun.followed)}`);
   console.log(`  CPU ms per run, unfollowed:                  ${line(f.cpuMsPerRun.unfollowed)}`);
-  console.log('  (without `delta` events: the streams carry entries, status and end only; deltas are not implemented yet)');
+  console.log(`  delta events per followed stream: ${f.deltas.median} median, ${f.deltas.min} fewest; ${f.deltas.streamsWithout} streams got none`);
 }

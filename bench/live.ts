@@ -34,15 +34,17 @@ export interface LiveStreamFigures {
 export interface OpenStream {
   firstEventMs?: number;
   ended: boolean;
+  /** `delta` events (the answer's text so far) received. */
+  deltas: number;
   closed: Promise<void>;
   close(): void;
 }
 
-/** One stream, read as an EventSource would (only what the bench counts: the first event, and `end`). */
+/** One stream, read as an EventSource would (only what the bench counts: the first event, `delta`s, and `end`). */
 export function openStream(url: string, headers: Record<string, string>, agent: http.Agent): OpenStream {
   const t0 = performance.now();
   let request: http.ClientRequest | undefined;
-  const stream: OpenStream = { ended: false, closed: Promise.resolve(), close: () => request?.destroy() };
+  const stream: OpenStream = { ended: false, deltas: 0, closed: Promise.resolve(), close: () => request?.destroy() };
   stream.closed = new Promise<void>((resolve) => {
     request = http.get(url, { agent, headers: { ...headers, accept: 'text/event-stream' } }, (res) => {
       if (res.statusCode !== 200) {
@@ -53,6 +55,7 @@ export function openStream(url: string, headers: Record<string, string>, agent: 
       const parser = createSseParser(({ event }) => {
         if (stream.firstEventMs === undefined) stream.firstEventMs = performance.now() - t0;
         if (event === 'end') stream.ended = true;
+        if (event === 'delta') stream.deltas++;
       });
       res.setEncoding('utf8');
       res.on('data', (chunk: string) => parser.push(chunk));

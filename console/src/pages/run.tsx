@@ -110,10 +110,11 @@ export function RunPage({ profile, task, run, settings }: Props) {
           {entries.map((entry, i) => entry && <EntryView key={i} entry={entry} />)}
         </ol>
         {stream.writing && (
-          <div class="entry writing" aria-busy="true">
-            <p class="what">Assistant (writing)</p>
+          // A region named for what it is, busy while it grows: announced once, not at every delta.
+          <section class="entry writing" aria-labelledby="writing-heading" aria-busy="true">
+            <p class="what" id="writing-heading">Assistant (writing)</p>
             <pre class="content">{stream.writing}</pre>
-          </div>
+          </section>
         )}
       </section>
     </>
