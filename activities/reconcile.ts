@@ -7,6 +7,7 @@ import type { ClosedStatus } from '../src/runs/endings';
 import { liveRunLifetimeMs } from '../src/runs/trigger';
 import { deleteStaleMarks } from '../src/store/live-runs';
 import { deleteExpiredCounts } from '../src/store/rate-limit-counts';
+import { deleteStaleTexts } from '../src/store/run-text';
 import { unavailableDependency } from '../src/dependencies';
 import { WORKFLOW } from '../src/contract/messages';
 import type { ActivityDeps } from './deps';
@@ -106,9 +107,10 @@ export function createReconcileActivities(deps: ActivityDeps, runs: Runs) {
       // Closed runs whose announcement failed (webhook delivery, live-run count): announced again.
       const announced = await runs.retryDeferredAnnouncements(DEFERRED_STARTS_PER_PASS);
       if (announced) deps.logger.info({ announced }, 'reconciler announced closed runs whose announcement had failed');
-      // Left-overs no live run needs: live-run marks older than any run lives, rate-limit counts of past minutes.
-      const swept = (await deleteStaleMarks(models, liveRunLifetimeMs(deps.config))) + (await deleteExpiredCounts(models));
-      if (swept) deps.logger.debug({ swept }, 'reconciler deleted stale live-run marks and expired rate-limit counts');
+      // Left-overs no live run needs: live-run marks older than any run lives, rate-limit counts of past minutes,
+      // answers' texts so far no call writes any more and follows that ended.
+      const swept = (await deleteStaleMarks(models, liveRunLifetimeMs(deps.config))) + (await deleteExpiredCounts(models)) + (await deleteStaleTexts(models));
+      if (swept) deps.logger.debug({ swept }, 'reconciler deleted stale live-run marks, expired rate-limit counts, stale texts so far and ended follows');
       return started;
     },
   };

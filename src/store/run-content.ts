@@ -138,13 +138,15 @@ export async function readPaged<T>(models: Models, run: string, kind: PagedKind,
   return items;
 }
 
-/** Deletes what the runs stored besides their records (pages, large texts, the claims of their ends). */
+/** Deletes what the runs stored besides their records (pages, large texts, the claims of their ends, a text so far and a follow). */
 export async function deleteRunContent(models: Models, runs: string[]): Promise<void> {
   if (runs.length === 0) return;
   await Promise.all([
     retryWhileBusy(() => models.RunPage.deleteMany({ run: { $in: runs } })),
     retryWhileBusy(() => models.RunBlob.deleteMany({ run: { $in: runs } })),
     retryWhileBusy(() => models.RunEnd.deleteMany({ run: { $in: runs } })),
+    retryWhileBusy(() => models.RunText.collection.deleteMany({ _id: { $in: runs as never[] } })),
+    retryWhileBusy(() => models.RunFollow.collection.deleteMany({ _id: { $in: runs as never[] } })),
   ]);
 }
 

@@ -41,3 +41,21 @@ export async function followedRuns(models: Models, now: Date): Promise<string[]>
   const follows = await models.RunFollow.find({ until: { $gt: now } }, { _id: 1 }).lean<Array<{ _id: string }>>();
   return follows.map((f) => f._id);
 }
+
+/** A text not written for this long is no call's any more (its call ended, or stalled without a word since). */
+export const STALE_TEXT_MS = 10 * 60_000;
+/** A follow ended this long ago is no API process's any more (each renews its own every ~10 s). */
+const ENDED_FOLLOW_MS = 60_000;
+
+/**
+ * Deletes what no live call or follower needs: texts not written for STALE_TEXT_MS (their answer stored while no one
+ * followed any more, a worker lost mid-call) and follows that ended, so the worker's once-a-second read stays small.
+ * Returns how many it deleted (the reconciler's pass calls it).
+ */
+export async function deleteStaleTexts(models: Models, now = Date.now()): Promise<number> {
+  const [texts, follows] = await Promise.all([
+    retryWhileBusy(() => models.RunText.collection.deleteMany({ at: { $lt: new Date(now - STALE_TEXT_MS) } })),
+    retryWhileBusy(() => models.RunFollow.collection.deleteMany({ until: { $lt: new Date(now - ENDED_FOLLOW_MS) } })),
+  ]);
+  return texts.deletedCount + follows.deletedCount;
+}
