@@ -53,7 +53,21 @@ export function createTtlCache<V>(
         if (refreshAhead && !reloading.has(key) && Date.now() - hit.at >= ttlMs / 2) reload(key, hit, loader);
         return hit.value;
       }
-      const answer = (await cache.fetch(key, { context: loader }))!;
+      // A load the cache drops while it runs (the key forgotten, as a run's close does, or evicted) rejects every
+      // caller sharing it with lru-cache's "deleted": theirs is not the failure of a load, so they load again.
+      let failed = false;
+      const load = () =>
+        Promise.resolve(loader()).catch((err: unknown) => {
+          failed = true;
+          throw err;
+        });
+      let answer: Answer | undefined;
+      try {
+        answer = await cache.fetch(key, { context: load });
+      } catch (err) {
+        if (failed) throw err;
+      }
+      if (answer === undefined) return loader();
       if (!keep(answer.value) && cache.get(key) === answer) cache.delete(key);
       return answer.value;
     },

@@ -21,6 +21,7 @@ export async function openEvents(sessionId: string | undefined, runPath: string,
   const res = await fetch(`${options.baseUrl ?? getStack().apiUrl}${runPath}/events`, { headers, signal: controller.signal });
   const events: StreamEvent[] = [];
   let ended = false;
+  let cut: Error | undefined;
   const read = async () => {
     if (!res.ok || !res.body) return;
     const decoder = new TextDecoder();
@@ -29,7 +30,9 @@ export async function openEvents(sessionId: string | undefined, runPath: string,
       for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) parser.push(decoder.decode(chunk, { stream: true }));
       ended = true;
     } catch (err) {
-      if ((err as Error).name !== 'AbortError') throw err;
+      // A connection the server's process dropped (a test's own stack stopping under a stream a failed test left
+      // open): the stream ended without its end, which `ended()` says; never an unhandled rejection.
+      if ((err as Error).name !== 'AbortError') cut = err as Error;
     }
   };
   const closed = read();
@@ -37,8 +40,10 @@ export async function openEvents(sessionId: string | undefined, runPath: string,
     res,
     events,
     closed,
-    /** Whether the server ended the stream (not a cut of ours). */
+    /** Whether the server ended the stream (not a cut of ours, nor a dropped connection). */
     ended: () => ended,
+    /** How the connection was lost, when it was (not by `abort`). */
+    cut: () => cut,
     entries: () => events.filter((e) => e.event === 'entry'),
     abort: () => controller.abort(),
   };

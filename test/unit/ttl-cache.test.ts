@@ -35,6 +35,25 @@ describe('the lookup cache (sessions, trigger lookups)', () => {
     expect(await cache.get('k', load)).to.equal('ok');
   });
 
+  it('answers the gets waiting on a load forgotten meanwhile from a load of their own, and keeps nothing of the dropped one', async () => {
+    // A run's close forgets its record while a read of it waits on the record's load: that read must still answer.
+    const cache = createTtlCache<string>(1_000);
+    let loads = 0;
+    const load = async () => {
+      loads++;
+      const n = loads;
+      await sleep(30);
+      return `load ${n}`;
+    };
+    const waiting = Promise.all([cache.get('k', load), cache.get('k', load)]);
+    await sleep(5);
+    cache.forget('k');
+    const answers = await waiting;
+    for (const answer of answers) expect(answer).to.match(/^load [23]$/);
+    expect(loads, 'the dropped load and one of its own per waiting get').to.equal(3);
+    expect(await cache.get('k', load), 'what the forgotten load found was not kept').to.not.equal('load 1');
+  });
+
   it('with refresh ahead, reloads a key in use in the background and never serves an answer past its time to live', async () => {
     const cache = createTtlCache<number>(200, { refreshAhead: true });
     let loads = 0;
