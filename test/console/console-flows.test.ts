@@ -2,8 +2,8 @@ import { expect } from 'chai';
 import type { Locator, Page } from 'playwright-core';
 import { api, signedIn } from '../helpers/api';
 import { useBrowser } from '../helpers/browser';
-import { lastUserText, openaiText, openaiToolCall, type RecordedRequest } from '../helpers/fake-provider';
-import { createTask, until } from '../helpers/runs';
+import { lastUserText, openaiText, openaiToolCall, providerError, type RecordedRequest } from '../helpers/fake-provider';
+import { createTask, postSigned, signedUrl, until, waitForRun } from '../helpers/runs';
 import { installServlet } from '../helpers/servlets';
 import { getStack } from '../helpers/stack';
 import { checkPage, goTo, mainNav, runOf, RUN_WAIT_MS, shows, signInByLink, statusBecomes } from './console-pages';
@@ -168,6 +168,31 @@ describe('the console in a browser', function () {
     const stored = await me.get(`/api/runs/~/default/slow/${run}`);
     expect(stored.body.status, stored.text).to.equal('error');
     expect(await b.page.getByRole('button', { name: 'Cancel run' }).count()).to.equal(0);
+  });
+
+  it('lists a task\'s runs of the status chosen, as the API filters them', async () => {
+    const { sessionId, api: me } = await signedIn('e2e');
+    await createTask(me, 'default', 'mixed', { prompt: 'Say {{ text }}' });
+    getStack().fake.script((req) => (lastUserText(req).includes('bad') ? providerError('openai', 400, 'no such model') : openaiText('done')));
+    const url = await signedUrl(me, 'default', 'mixed');
+    for (const run of ['good-1', 'bad', 'good-2']) {
+      const res = await postSigned(url, { text: run }, { 'run-id': run });
+      await waitForRun(me, res.body.url as string);
+    }
+    await signInByLink(b.page, sessionId);
+    await b.page.getByRole('link', { name: 'mixed', exact: true }).click();
+    const runs = b.page.getByRole('table', { name: /Runs, newest first/ });
+    const listed = async () => (await runs.getByRole('link').allTextContents()).sort();
+    await until('every run listed', async () => (await listed()).length === 3);
+    // The API filters (a page of 20 holds that status's runs, not only those among the newest 20).
+    const asked = b.page.waitForRequest((req) => new URL(req.url()).searchParams.get('status') === 'error');
+    await b.page.getByLabel('Status').selectOption('error');
+    await asked;
+    await until('only the failed run', async () => JSON.stringify(await listed()) === JSON.stringify(['bad']));
+    await b.page.getByLabel('Status').selectOption('ready');
+    await until('only the runs that ended ready', async () => JSON.stringify(await listed()) === JSON.stringify(['good-1', 'good-2']));
+    await b.page.getByLabel('Status').selectOption('running');
+    await shows(b.page, 'No runs with status running.');
   });
 
   it('creates a schedule every 5s and shows its first run', async () => {

@@ -9,10 +9,7 @@ import { DataTable } from './data-table';
 const PAGE = 20;
 const STATUSES = ['pending', 'running', 'ready', 'error'];
 
-/**
- * A task's runs, newest first, a page at a time, read again every few seconds. The API lists without a status
- * filter: the filter shows the page's runs of that status.
- */
+/** A task's runs, newest first, a page at a time, read again every few seconds; of one status when one is chosen (the API filters). */
 export function RunsList({ profile, task }: { profile: string; task: string }) {
   // The cursors of the pages before this one (the first page has none).
   const [cursors, setCursors] = useState<Array<string | undefined>>([undefined]);
@@ -21,26 +18,34 @@ export function RunsList({ profile, task }: { profile: string; task: string }) {
   const page = useLoad(
     async () => {
       const { data, error, response } = await api.GET('/api/runs/{user}/{profile}/{task}', {
-        params: { path: { user: '~', profile, task }, query: { limit: PAGE, ...(cursor ? { cursor } : {}) } as never },
+        params: { path: { user: '~', profile, task }, query: { limit: PAGE, ...(cursor ? { cursor } : {}), ...(status ? { status } : {}) } as never },
       });
       if (!response.ok) throw new ApiError(response.status, '', (error as { error?: { message?: string } })?.error?.message ?? response.statusText);
       return { runs: data as Run[], next: nextCursor(response) };
     },
-    [profile, task, cursor],
+    [profile, task, cursor, status],
     3000,
   );
-  const runs = (page.data?.runs ?? []).filter((r) => !status || r.status === status);
+  const runs = page.data?.runs ?? [];
   return (
     <>
       <p>
         <label for="runs-status">Status</label>{' '}
-        <select id="runs-status" value={status} onChange={(e) => setStatus(e.currentTarget.value)}>
+        <select
+          id="runs-status"
+          value={status}
+          onChange={(e) => {
+            // Another status lists from its newest run.
+            setStatus(e.currentTarget.value);
+            setCursors([undefined]);
+          }}
+        >
           <option value="">any</option>
           {STATUSES.map((s) => <option key={s} value={s}>{s}</option>)}
         </select>
       </p>
       {page.error && <p role="alert">{page.error}</p>}
-      {page.data && runs.length === 0 && <p>No runs{status ? ` with status ${status}` : ''} on this page.</p>}
+      {page.data && runs.length === 0 && <p>No runs{status ? ` with status ${status}` : ''}{cursors.length > 1 ? ' on this page' : ''}.</p>}
       {runs.length > 0 && (
         <DataTable caption="Runs, newest first (refreshed every 3 s)" columns={['Run', 'Status', 'Started', 'Changed']}>
           {runs.map((run) => (
