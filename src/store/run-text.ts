@@ -36,6 +36,25 @@ export async function markFollowed(models: Models, runId: string, untilMs: numbe
   );
 }
 
+/** The text documents of `runIds` (those that have one), by run id: one query, whatever the number of runs. */
+export async function readRunTexts(models: Models, runIds: string[]): Promise<Map<string, RunText>> {
+  if (runIds.length === 0) return new Map();
+  const found = await models.RunText.find({ _id: { $in: runIds } }, { call: 1, text: 1, seq: 1, at: 1 }).lean<Array<RunText & { _id: string }>>();
+  return new Map(found.map(({ _id, ...text }) => [_id, text]));
+}
+
+/** `runIds` are followed until `untilMs`: one command (upserts), whatever the number of runs. */
+export async function markFollowedMany(models: Models, runIds: string[], untilMs: number): Promise<void> {
+  if (runIds.length === 0) return;
+  const until = new Date(untilMs);
+  await retryWhileBusy(() =>
+    models.RunFollow.collection.bulkWrite(
+      runIds.map((id) => ({ updateOne: { filter: { _id: id as never }, update: { $set: { until } }, upsert: true } })),
+      { ordered: false },
+    ),
+  );
+}
+
 /** The ids of the runs followed at `now`: one query (the worker polls it into a set). */
 export async function followedRuns(models: Models, now: Date): Promise<string[]> {
   const follows = await models.RunFollow.find({ until: { $gt: now } }, { _id: 1 }).lean<Array<{ _id: string }>>();

@@ -5,7 +5,7 @@ import { entryCount, findRun, readEntries, type RunRecord } from '../../../store
 import { isTerminal } from '../../../contract/constants';
 import type { HeldEntry, RunStatus } from '../../../contract/types';
 import type { RunReads } from './reads';
-import { markFollowed, readRunText, type RunText } from '../../../store/run-text';
+import { markFollowedMany, readRunTexts, type RunText } from '../../../store/run-text';
 
 /** A run as its streams see it. */
 export interface RunState {
@@ -62,8 +62,8 @@ export function createRunWatches(
     readonly listeners = new Set<() => void>();
     state: RunState | undefined;
     text: RunText | null = null;
-    private textTimer: NodeJS.Timeout | undefined;
-    private followedUntil = 0;
+    /** Until when this process last marked the run followed. */
+    followedUntil = 0;
     private readonly entries: HeldEntry[] = [];
     /**
      * Entries being resolved, shared by the streams asking at once; dropped once resolved (the text cache keeps
@@ -78,28 +78,19 @@ export function createRunWatches(
     constructor(private record: RunRecord) {
       this.createdAt = record.created_at.getTime();
       this.timer = setTimeout(() => void this.tick(), 0);
-      this.textTimer = setTimeout(() => void this.readText(), 0);
+      startTexts();
     }
 
-    /** Marks the run followed (renewed every FOLLOW_EVERY_MS) and reads its text so far, every TEXT_EVERY_MS. */
-    private async readText() {
-      this.textTimer = undefined;
-      try {
-        const now = Date.now();
-        if (now >= this.followedUntil - (FOLLOW_FOR_MS - FOLLOW_EVERY_MS)) {
-          await markFollowed(models, this.record._id, now + FOLLOW_FOR_MS);
-          this.followedUntil = now + FOLLOW_FOR_MS;
-        }
-        const text = this.stopped ? null : await readRunText(models, this.record._id);
-        const last = this.text;
-        if (!this.stopped && (text?.seq !== last?.seq || text?.call !== last?.call || text?.text !== last?.text)) {
-          this.text = text;
-          for (const listener of [...this.listeners]) listener();
-        }
-      } catch (err) {
-        if (!unavailableDependency(err)) logger.warn({ err, run: this.record._id }, 'a run stream could not read its run\'s text');
-      }
-      if (!this.stopped) this.textTimer = setTimeout(() => void this.readText(), TEXT_EVERY_MS);
+    /** The run's text so far as the process's last read found it (null: none); the streams hear of a change. */
+    takeText(text: RunText | null) {
+      const last = this.text;
+      if (this.stopped || (text?.seq === last?.seq && text?.call === last?.call && text?.text === last?.text)) return;
+      this.text = text;
+      for (const listener of [...this.listeners]) listener();
+    }
+
+    get id() {
+      return this.record._id;
     }
 
     sameRun(record: RunRecord) {
@@ -124,7 +115,6 @@ export function createRunWatches(
       if (this.stopped) return;
       this.stopped = true;
       clearTimeout(this.timer);
-      clearTimeout(this.textTimer);
       this.text = null;
       if (watches.get(this.record._id) === this) watches.delete(this.record._id);
       if (end) this.update({ ...(this.state ?? { status: this.record.status as RunStatus, modifiedAt: this.record.modified_at.getTime(), count: this.entries.length }), end });
@@ -204,6 +194,32 @@ export function createRunWatches(
       if (next.end) this.stop();
       for (const listener of [...this.listeners]) listener();
     }
+  }
+
+  /**
+   * Every TEXT_EVERY_MS while this process watches live runs: their follows renewed when due (one command for all, each
+   * run every FOLLOW_EVERY_MS for FOLLOW_FOR_MS, so the workers write their texts so far) and their texts read (one
+   * query for all), so a process's followed runs cost two commands a tick, not two per run.
+   */
+  let textTimer: NodeJS.Timeout | undefined;
+  function startTexts() {
+    textTimer ??= setTimeout(() => void readTexts(), 0);
+  }
+  async function readTexts() {
+    const watched = [...watches.values()];
+    try {
+      const now = Date.now();
+      const due = watched.filter((w) => now >= w.followedUntil - (FOLLOW_FOR_MS - FOLLOW_EVERY_MS));
+      if (due.length) {
+        await markFollowedMany(models, due.map((w) => w.id), now + FOLLOW_FOR_MS);
+        for (const w of due) w.followedUntil = now + FOLLOW_FOR_MS;
+      }
+      const texts = await readRunTexts(models, watched.map((w) => w.id));
+      for (const w of watched) w.takeText(texts.get(w.id) ?? null);
+    } catch (err) {
+      if (!unavailableDependency(err)) logger.warn({ err, runs: watched.length }, 'run streams could not read their runs\' texts');
+    }
+    textTimer = watches.size > 0 ? setTimeout(() => void readTexts(), TEXT_EVERY_MS) : undefined;
   }
 
   return {
