@@ -212,30 +212,42 @@ describe('runs: every run ends', () => {
   });
 
   it('ends a run whose template takes too long in error naming the limit, while a run beside it completes', async function () {
-    this.timeout(60_000);
-    const { api, username } = await signedIn();
-    // 2^30 renders of the innermost text: minutes of work, under the depth limit (32) a task may be saved with.
-    await createTask(api, 'default', 'deep', { prompt: `${'{{#a}}'.repeat(30)}x${'{{/a}}'.repeat(30)}` });
-    await createTask(api, 'default', 'plain');
-    const deep = await postSigned(await signedUrl(api, 'default', 'deep'), { a: [1, 2] }, { 'run-id': 'deep' });
-    const plain = await postSigned(await signedUrl(api, 'default', 'plain'), { text: 'beside' }, { 'run-id': 'plain' });
-    const plainRun = await waitForRun(api, plain.body.url);
-    expect(plainRun.results.at(-1).lastMessage.content).to.equal('echo: Say beside');
-    const deepRun = await waitForRun(api, deep.body.url);
-    expect(deepRun.status).to.equal('error');
-    expect(deepRun.results.at(-1).error).to.match(/^the prompt template took longer than 2000 ms to expand \(limit TEMPLATE_TIMEOUT_MS\)$/);
-    expect(deepRun.results.map((e: { msg: string }) => e.msg), 'nothing prepared: only the reason').to.have.length(1);
-    // Beside it: the plain run reached its model while the deep template was still expanding (its end, under load,
-    // may come after the deep run's).
-    const plainAsked = getStack().fake.requests.find((r) => lastUserText(r).includes('beside'))!.at;
-    expect(plainAsked, 'the plain run asked its model before the deep run ended').to.be.lessThan(Date.parse(deepRun.modified_at));
-    // Expanded once: the first model call's failure is the run's end, with no preparation of its own after it.
-    // Its history once the workflow has closed (local activities are in it once their workflow task completed).
-    const handle = getStack().temporal.workflow.getHandle(runWorkflowId({ owner: username, profile: 'default', task: 'deep', run: 'deep' }));
-    await handle.result();
-    const { events } = await handle.fetchHistory();
-    // (The record says `running` once the call has taken RUN_START_WRITE_DELAY_MS, 250 ms: well before the template's 2 s.)
-    expect(workflowSteps(events!), 'activities and local activities of the run').to.deep.equal(['firstModelCall', 'local:recordRun', 'local:recordRun']);
+    this.timeout(90_000);
+    const { sessionId, username } = await signedIn();
+    const stack = getStack();
+    // A worker of its own whose template limit outlasts a loaded machine's slowest run beside it (the suite's 2 s
+    // did not, once, in a full suite): the run beside must reach its model while the deep template still expands.
+    const queue = `template-${crypto.randomBytes(4).toString('hex')}`;
+    const worker = await stack.startWorker({ TEMPORAL_TASK_QUEUE: queue, TEMPLATE_TIMEOUT_MS: '8000' });
+    const server = await startApi({ TEMPORAL_TASK_QUEUE: queue });
+    try {
+      const api = apiFor(sessionId, server.url);
+      // 2^30 renders of the innermost text: minutes of work, under the depth limit (32) a task may be saved with.
+      await createTask(api, 'default', 'deep', { prompt: `${'{{#a}}'.repeat(30)}x${'{{/a}}'.repeat(30)}` });
+      await createTask(api, 'default', 'plain');
+      const deep = await postSigned(await signedUrl(api, 'default', 'deep'), { a: [1, 2] }, { 'run-id': 'deep' });
+      const plain = await postSigned(await signedUrl(api, 'default', 'plain'), { text: 'beside' }, { 'run-id': 'plain' });
+      const plainRun = await waitForRun(api, plain.body.url);
+      expect(plainRun.results.at(-1).lastMessage.content).to.equal('echo: Say beside');
+      const deepRun = await waitForRun(api, deep.body.url, 60_000);
+      expect(deepRun.status).to.equal('error');
+      expect(deepRun.results.at(-1).error).to.match(/^the prompt template took longer than 8000 ms to expand \(limit TEMPLATE_TIMEOUT_MS\)$/);
+      expect(deepRun.results.map((e: { msg: string }) => e.msg), 'nothing prepared: only the reason').to.have.length(1);
+      // Beside it: the plain run reached its model while the deep template was still expanding (its end, under load,
+      // may come after the deep run's).
+      const plainAsked = stack.fake.requests.find((r) => lastUserText(r).includes('beside'))!.at;
+      expect(plainAsked, 'the plain run asked its model before the deep run ended').to.be.lessThan(Date.parse(deepRun.modified_at));
+      // Expanded once: the first model call's failure is the run's end, with no preparation of its own after it.
+      // Its history once the workflow has closed (local activities are in it once their workflow task completed).
+      const handle = stack.temporal.workflow.getHandle(runWorkflowId({ owner: username, profile: 'default', task: 'deep', run: 'deep' }));
+      await handle.result();
+      const { events } = await handle.fetchHistory();
+      // (The record says `running` once the call has taken RUN_START_WRITE_DELAY_MS, 250 ms: well before the template's limit.)
+      expect(workflowSteps(events!), 'activities and local activities of the run').to.deep.equal(['firstModelCall', 'local:recordRun', 'local:recordRun']);
+    } finally {
+      await server.close();
+      await worker.stop();
+    }
   });
 });
 

@@ -14,10 +14,11 @@ describe('servlet library: a hostile describe at publish', function () {
   const TIME_LIMIT_MS = 3_000;
   /**
    * Health checks answered, one after another, while both looping describes run (their time limit long): a main
-   * thread that ran a describe would answer a handful at most (no wall-clock bound: counted, not timed). A busy machine
-   * answers fewer within the describes' fixed time limit (17 seen under load, 30 and more on a quiet one).
+   * thread that ran a describe would answer one or two at most, all after it (no wall-clock bound: counted, not
+   * timed). A busy machine answers fewer within the describes' fixed time limit (10 seen during a full suite on a
+   * loaded machine, 17 under lighter load, 30 and more on a quiet one).
    */
-  const HEALTH_ANSWERS = 12;
+  const HEALTH_ANSWERS = 6;
   let server: Awaited<ReturnType<typeof startApi>>;
   before(async () => {
     server = await startApi({ SERVLET_CALL_TIMEOUT_MS: String(TIME_LIMIT_MS) });
