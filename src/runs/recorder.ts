@@ -109,6 +109,13 @@ async function commitEnd(models: Models, run: RunRef, set: Record<string, unknow
     // The end is the run's from its claim on: written while the record is open, whatever was added since it was read.
     const closed = await updateRunIfReturning(models, run.id, { open: true, createdAt: run.createdAt }, set);
     if (closed) return { written: true, closed };
+    // A loser of the claim writes the claimed end too (its writer may have stopped): found closed with this very end,
+    // which no other could have written once claimed, the write is this one's (three ends at once under load once
+    // all answered `closed`).
+    const record = await findRun(models, run.id);
+    if (record && record.created_at.getTime() === run.createdAt && isTerminal(record.status) && record.status === set.status) {
+      return { written: true, closed: { _id: record._id, owner: record.owner, task_id: record.task_id, live_slot: record.live_slot, created_at: record.created_at, status: record.status } as WrittenRun };
+    }
     return progress ? lostCondition(models, run, progress) : { written: false, because: 'closed' };
   }
   // The claimed end, written to the record if it is not there yet (the same update again changes nothing).
