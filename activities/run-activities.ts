@@ -118,11 +118,9 @@ export function createRunActivities(deps: ActivityDeps, runs: Runs) {
     async recordRun(input: RunProgress & { run: RunRef; transition?: boolean; clearText?: true }): Promise<boolean> {
       const { run, transition: _transition, clearText, ...progress } = input;
       const recorded = await runs.record(run, progress);
-      // The stored answer replaces the text so far: after a streamed call the workflow asks (`clearText`); a write that
-      // stores a followed run's answer (an assistant message, or the run's end) deletes it too, which covers the first
-      // call, whose answer the workflow records without asking. A failed delete leaves it to the next one.
-      const storesAnswer = isTerminal(progress.status) || progress.messages?.items.some((m) => m.role === 'assistant') === true;
-      if (clearText || (storesAnswer && deps.followed?.has(run.id))) await clearRunText(models, run.id).catch((err: unknown) => deps.logger.warn({ run: run.id, err }, 'could not delete the text so far of a run'));
+      // The stored answer replaces the text so far: after a streamed call (the first one's too) the workflow asks
+      // (`clearText`). A failed delete leaves it to the reconciler's sweep.
+      if (clearText) await clearRunText(models, run.id).catch((err: unknown) => deps.logger.warn({ run: run.id, err }, 'could not delete the text so far of a run'));
       if (!recorded.written || recorded.earlier) {
         // Found closed (from outside; legacy runs: by a call the workflow did not hear), or this very write landed before (an attempt
         // whose answer was lost, a replay): whoever closed it may have stopped before announcing it.
