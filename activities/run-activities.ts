@@ -175,10 +175,12 @@ export function createRunActivities(deps: ActivityDeps, runs: Runs) {
 
     /**
      * Remote activity: a run's first model call, which prepares the run first (as `prepareStart` does), then asks the
-     * model as `callModel` does, saving the workflow a local activity (and a workflow task) of its own. It writes
-     * nothing: the workflow records the run's start, with the run's end or its first turn, in one write. If preparing
-     * fails, the model is not asked: a template's fault is thrown (the run's end); anything else answers
-     * `unprepared`, and the workflow prepares the run itself (`prepareStart`, which retries through a store's stall).
+     * model as `callModel` does, saving the workflow a local activity (and a workflow task) of its own. With
+     * `endsRun`, an answer that ends the run is recorded here with the run's start (`recordFirstEnd`): a quick run's
+     * one write, and its workflow completes without a workflow task for it. Otherwise it writes nothing: the workflow
+     * records the run's start with its first turn. If preparing fails, the model is not asked: a template's fault is
+     * thrown (the run's end); anything else answers `unprepared`, and the workflow prepares the run itself
+     * (`prepareStart`, which retries through a store's stall).
      */
     async firstModelCall(input: FirstModelCallInput): Promise<FirstModelCall> {
       return tracked(input.run, async (signal) => {
@@ -187,7 +189,8 @@ export function createRunActivities(deps: ActivityDeps, runs: Runs) {
         const { started } = opening;
         const { runner, model, maxTokens, toolSpecs } = started.prepared;
         const turn = await modelTurn({ run: input.run, taskId: input.taskId, taskVersion: input.taskVersion, model: { runner, model, maxTokens, toolSpecs }, messages: 1, entriesFrom: started.entries.length, finish: false, usage: input.usage }, signal, opening.conversation);
-        return { ...turn, started };
+        const finishedAt = input.endsRun ? await recordFirstEnd(input, opening, turn, signal) : undefined;
+        return finishedAt === undefined ? { ...turn, started } : { ...turn, started, finishedAt };
       });
     },
 
@@ -324,6 +327,39 @@ export function createRunActivities(deps: ActivityDeps, runs: Runs) {
     const onStoreFailure = (err: unknown) =>
       deps.logger.warn({ run: run.id, err }, 'could not record a run as running during its first model call; it is written with the call\'s outcome');
     return { opening, ...deferStart(() => opening.open(), deps.config.RUN_START_WRITE_DELAY_MS, onStoreFailure) };
+  }
+
+  /**
+   * A first call's answer that ends the run (no tool calls, within the token budget), recorded with the run's start:
+   * one write through the recorder, while the record is open; its close announced. Returns when the run ended, or
+   * undefined when the answer does not end it, or its write did not land (the workflow then records the start and the
+   * end itself: the same entries, so a write of this one applied late says the same). Throws RunClosed when the
+   * record was found closed (a cancel's end was first: the record's account stands).
+   */
+  async function recordFirstEnd(input: FirstModelCallInput, opening: Opening, turn: ModelTurn, signal: AbortSignal): Promise<number | undefined> {
+    const usage = addModelCall(input.usage, turn.usage);
+    if (turn.toolCalls.length > 0 || (input.maxTotalTokens && usage.input_tokens + usage.output_tokens > input.maxTotalTokens)) return undefined;
+    // Cancelled meanwhile: the workflow writes the cancel (abortRunCalls waits for this call to stop first).
+    signal.throwIfAborted();
+    const finishedAt = Date.now();
+    let recorded: Recorded;
+    try {
+      recorded = await runs.record(input.run, startWithEnd(opening.progress, { status: 'ready', modifiedAt: finishedAt, entry: finalEntry(turn.text), usage }));
+    } catch (err) {
+      // The model has answered: failing now would call it again.
+      deps.logger.warn({ run: input.run.id, err }, 'could not record the run\'s end with its first answer; the workflow records it');
+      return undefined;
+    }
+    if (!recorded.written) {
+      await announceClosed(input.run);
+      throw runFailure('RunClosed', 'the run had already ended');
+    }
+    contents.forget(input.run);
+    if (turn.streamed) await clearRunText(models, input.run.id).catch((err: unknown) => deps.logger.warn({ run: input.run.id, err }, 'could not delete the text so far of a run'));
+    // Neither announced nor noted for the reconciler (the store stopped answering): the workflow writes the end
+    // too, which finds the record closed and announces it (retried until it can).
+    if (!(await runs.announceClosed(input.run.id, recorded.closed))) return undefined;
+    return finishedAt;
   }
 
   /**

@@ -4,7 +4,7 @@ import { isTemplateFailure } from '../src/contract/failures';
 import type { FirstModelCall, PreparedRun, StartedRun } from '../src/contract/types';
 import { PREPARE } from './limits';
 import { RunFailed } from './run-clock';
-import type { Answer, RunParts, RunSteps } from './run-steps';
+import { recordClosed, type Answer, type RunParts, type RunSteps } from './run-steps';
 
 /** How the run's first model call came out (`firstCall`). */
 export interface FirstOutcome {
@@ -19,8 +19,10 @@ const DEFAULT_START_WRITE_DELAY_MS = 250;
 
 /**
  * The run's start: its preparation (the prompt expanded, the tools listed, the first entries) and its first model
- * call, which are one activity (`firstModelCall`) that writes nothing. The view takes the first entries with the
- * call's outcome, and the workflow's next write records them: with the run's end or its first turn, one write. A
+ * call, which are one activity (`firstModelCall`). When the model answers without tool calls, the call records the
+ * run's start with its end, through the recorder (runs with `firstCallEnds`), and the workflow completes with no write
+ * of its own; otherwise it writes nothing, the view takes the first entries with the call's outcome, and the
+ * workflow's next write records them with its first turn (or the run's end), one write. A
  * first call slower than the run's `startWriteDelayMs` has the record say `running` meanwhile, so lists show it
  * (`pending` until then). When the call could not prepare, or failed, the run is prepared here (`prepareStart`, which
  * writes nothing either).
@@ -57,7 +59,17 @@ export class RunStart {
     // Each promise a workflow makes costs a captured stack trace (the SDK's stack trace query): this path makes few.
     const options = this.steps.providerCallOptions();
     const call = proxyActivities<RunActivities>(options)
-      .firstModelCall({ run, identity: input.identity, taskId: input.taskId, taskVersion: input.taskVersion, payload: input.payload, at: this.firstAt, runner, usage: log.usage })
+      .firstModelCall({
+        run,
+        identity: input.identity,
+        taskId: input.taskId,
+        taskVersion: input.taskVersion,
+        payload: input.payload,
+        at: this.firstAt,
+        runner,
+        usage: log.usage,
+        ...(input.firstCallEnds ? { endsRun: true as const, maxTotalTokens: input.limits.maxTotalTokens } : {}),
+      })
       .then(
         (result) => ({ result }),
         (err: unknown) => ({ err }),
@@ -68,7 +80,8 @@ export class RunStart {
       const { err } = outcome;
       const failure = clock.past(err);
       if (isCancellation(err) || failure instanceof RunFailed) throw failure;
-      if (isTemplateFailure(err)) throw err;
+      // A record closed first (a cancel's end won over the answer's): its account stands.
+      if (isTemplateFailure(err) || recordClosed(err)) throw err;
       await this.prepare();
       return { failure: err };
     }
@@ -78,6 +91,11 @@ export class RunStart {
       return {};
     }
     const { started, ...answer } = result;
+    // An answer that ended the run was recorded with the run's start (`endsRun`): nothing is left to write.
+    if (answer.finishedAt !== undefined) {
+      this.recorded(started);
+      return { answer };
+    }
     this.heard(started);
     return { answer: this.steps.heard(answer) };
   }
@@ -142,7 +160,7 @@ export class RunStart {
     this.recorded(await prepareRun({ run, identity: input.identity, taskId: input.taskId, taskVersion: input.taskVersion, payload: input.payload, ...(this.firstAt !== undefined ? { at: this.firstAt } : {}) }));
   }
 
-  /** Legacy: what a preparation recorded: the run is `running` with these first entries, the prompt is message 0. */
+  /** What a preparation recorded (legacy), or a first call with the run's end: the run is `running` with these first entries, the prompt is message 0. */
   private recorded(done: StartedRun): void {
     const { log } = this.parts;
     log.status = 'running';

@@ -8,14 +8,15 @@ import { RunLog } from './run-log';
 import { RunStart, type FirstOutcome } from './run-start';
 import { RecordClosed, recordClosed, RunSteps, type RunParts } from './run-steps';
 
-/** How the run's conversation ended: the model's answer (legacy runs: recorded by its call when `finishedAt`), or a continue-as-new. */
+/** How the run's conversation ended: the model's answer (recorded by its call when `finishedAt`: a first call's, or a legacy run's), or a continue-as-new. */
 type Ending = { kind: 'answer'; text: Text; finishedAt?: number } | { kind: 'continue'; turn: number };
 
 /**
  * One run of a task: prepare it, ask the model, run the tools it asks for, until it answers without tool calls.
  * Contents stay out of history: activities store what they produce and return references, the conversation is stored
- * once and a model call is given only its length. The workflow is its record's one writer: it writes the entries as
- * they accumulate (at every status change and every turn, through the recorder's local activity). A long run
+ * once and a model call is given only its length. Every write goes through the recorder (src/runs/recorder.ts): the
+ * workflow writes the entries as they accumulate (at every status change and every turn, in a local activity), except
+ * a quick run's one write, its start with its end, which its first model call makes (run-start.ts). A long run
  * continues as new under the same workflow id.
  */
 export async function runTask(input: RunInput): Promise<RunOutcome> {
@@ -50,7 +51,7 @@ export async function runTask(input: RunInput): Promise<RunOutcome> {
     return continueAsNew<typeof runTask>({ ...input, payload: undefined, resume: next });
   }
   if (ending?.finishedAt !== undefined) {
-    // Legacy runs: the model call recorded the run's end itself.
+    // The model call recorded the run's end itself: a first call's answer (`firstCallEnds`), or a legacy run's call.
     log.status = 'ready';
     log.pushRecorded([finalEntry(ending.text)], ending.finishedAt);
     return { status: 'ready', entries: log.total };

@@ -102,6 +102,12 @@ export interface RunInput {
    * (runs triggered from 2026-11-28 at noon on): a run that then ends needs no command for it (run-start.ts `recordWhenSlow`).
    */
   timerLeft?: true;
+  /**
+   * The first model call records the run's start with its end, through the recorder, when the model answers without
+   * tool calls within the token budget (runs triggered from 2026-11-28, 14:00 on): one write and no workflow task of
+   * the workflow's own for a quick run (run-start.ts `firstCall`, the first call's `endsRun`).
+   */
+  firstCallEnds?: true;
 }
 
 /** What a run carries over when it continues as new (all of it small: contents stay in the store). */
@@ -289,11 +295,17 @@ export interface FirstModelCallInput extends Pick<ModelCallInput, 'run' | 'taskI
   at: number;
   /** The task version's runner (the record's), for the call's metrics before the preparation has read it. */
   runner: string;
+  /**
+   * `firstModelCall`: an answer without tool calls, within `maxTotalTokens`, ends the run here: the call records the
+   * run's start with its end (one write, the recorder's, while the record is open) and answers with `finishedAt`.
+   */
+  endsRun?: true;
 }
 
 /**
- * The first call's answer with what the preparation found (`firstModelCall`: for the workflow to record; legacy
- * `prepareAndCallModel`: recorded by the call, with the run's end when `finishedAt`); or `unprepared`: preparing
+ * The first call's answer with what the preparation found (`firstModelCall`: for the workflow to record, unless
+ * `finishedAt`: the call recorded the run's start with its end; legacy `prepareAndCallModel`: recorded by the call,
+ * with the run's end when `finishedAt`); or `unprepared`: preparing
  * failed, the model was not asked, and the workflow prepares the run on its own (a local activity, with its retries).
  * A template's failure (TEMPLATE_FAILURES) is thrown instead: it is the run's end.
  */

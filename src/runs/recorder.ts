@@ -167,8 +167,9 @@ async function lostCondition(models: Models, run: RunRef, progress: RunProgress)
 
 /**
  * Legacy, for runs started before 2026-11-28, whose first model call (`prepareAndCallModel`) records their start:
- * the "start with its end" optimisation, inside the recorder. (A later run's start is the workflow's: its view holds
- * the first entries until its first write, which records them with whatever else it writes.) The call defers the
+ * the "start with its end" optimisation, inside the recorder. (A later run's start is the workflow's, written at its
+ * `startWriteDelayMs` or with its first turn; only its end may come with it, in one write, from its first call:
+ * `startWithEnd`.) The call defers the
  * write of its start (`running`, the first entries and the prompt: `write`) by `delayMs`. A model that answers sooner has the start written
  * with the run's end (`startWithEnd`), one write of the record instead of two; a slower one has the start written at
  * the delay, as readers expect. `made()` stops the write if it has not begun and tells whether the record has the
@@ -196,7 +197,7 @@ export function deferStart(write: () => Promise<void>, delayMs: number, onStoreF
   };
 }
 
-/** Legacy (see deferStart): one write of a run's start (its first entries, from 0) and its end (`entry` after them). */
+/** One write of a run's start (its first entries, from 0, and the prompt) and its end (`entry` after them): a first call's answer that ends the run. */
 export function startWithEnd(start: RunProgress, end: Pick<RunProgress, 'status' | 'modifiedAt' | 'usage'> & { entry: HeldEntry }): RunProgress {
   return { ...start, status: end.status, modifiedAt: end.modifiedAt, entries: { from: 0, items: [...start.entries.items, end.entry] }, usage: end.usage };
 }

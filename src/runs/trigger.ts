@@ -136,6 +136,7 @@ export async function startFromRecord(deps: StartDeps, record: RunRecord, task: 
     runner: record.runner,
     oneWriter: true,
     timerLeft: true,
+    firstCallEnds: true,
   };
   const start = (workflowIdReusePolicy: 'REJECT_DUPLICATE' | 'ALLOW_DUPLICATE') =>
     deps.temporal.workflow.start<RunTaskWorkflow>(WORKFLOW.run, {

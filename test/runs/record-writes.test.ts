@@ -11,10 +11,10 @@ import { createTask, postSigned, signedUrl, until, waitForRun } from '../helpers
 import { getStack, type RunningWorker } from '../helpers/stack';
 
 /**
- * How often a run's worker writes its record, all of it the workflow's writes through the recorder: the run's start
- * is recorded `running` once its first model call has taken RUN_START_WRITE_DELAY_MS (given to the run where it is
- * triggered), or, when the model answers sooner, with the run's end or its first turn in one write. Seen through the
- * commands the worker's own connection sends.
+ * How often a run's worker writes its record, every write through the recorder: the run's start is recorded
+ * `running` once its first model call has taken RUN_START_WRITE_DELAY_MS (given to the run where it is triggered), or,
+ * when the model answers sooner, with the run's end (the first call's write) or its first turn (the workflow's) in one
+ * write. Seen through the commands the worker's own connection sends.
  */
 describe('runs: the writes of a run\'s record by its worker', () => {
   let db: Db;
@@ -71,6 +71,11 @@ describe('runs: the writes of a run\'s record by its worker', () => {
       expect(read.status).to.equal('ready');
       expect(read.results.map((e: { msg: string }) => e.msg)).to.deep.equal(['run started', 'prompt', 'final answer']);
       expect(writes.get(run.id), 'the worker\'s writes of the record').to.deep.equal(['findAndModify']);
+      // The write is the first call's: the workflow completed on its answer, with no local activity (a marker) of its own.
+      const history = await getStack().temporal.workflow.getHandle(run.id).fetchHistory();
+      const kinds = (history.events ?? []).map((e) => Object.keys(e).find((k) => k.endsWith('EventAttributes')));
+      expect(kinds.filter((k) => k === 'markerRecordedEventAttributes'), 'local activities of the workflow').to.have.length(0);
+      expect(kinds.filter((k) => k === 'workflowTaskCompletedEventAttributes'), 'workflow tasks').to.have.length(2);
       const record = (await findRun(db.models, run.id))!;
       expect(record).to.deep.include({ status: 'ready', entry_count: 3, started: true });
       expect(await readMessages(db.models, run.id, 0, 1), 'the prompt, message 0').to.deep.equal([{ role: 'user', text: 'Say x' }]);
@@ -166,7 +171,8 @@ describe('runs: the writes of a run\'s record by its worker', () => {
       expect(read.results.map((e: { error?: string }) => e.error)).to.deep.equal(['terminated: stopped by the operator']);
       const closed = await findRun(db.models, run.id);
       await until('the call stopped (its heartbeat told it)', () => getStack().fake.requests[0]?.abortedAt !== undefined, 60_000);
-      expect(writes.get(run.id), 'no write of the worker\'s: the activity writes no record').to.equal(undefined);
+      // (A model that answered before that heartbeat would have its call try the run's end, which the closed record refuses.)
+      expect(writes.get(run.id), 'no write of the worker\'s: the call stopped without an answer').to.equal(undefined);
       expect(await findRun(db.models, run.id), 'the closed record, unchanged').to.deep.equal(closed);
     } finally {
       await stop();
