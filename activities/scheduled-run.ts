@@ -14,8 +14,8 @@ import { liveRunLifetimeMs } from '../src/runs/trigger';
 export function createScheduledRunActivities(deps: Pick<ActivityDeps, 'db' | 'config' | 'logger'>, runs: Pick<Runs, 'trigger'>) {
   return {
     /**
-     * Records and starts the run with the task as it is now (triggerRun: idempotent by run name). Returns null, and
-     * starts nothing, when the task is gone.
+     * Records and starts the run with the task as it is now (triggerRun: idempotent by run name), one priority step
+     * behind the task's own (src/runs/priority.ts). Returns null, and starts nothing, when the task is gone.
      */
     async startScheduledRun(input: { identity: RunIdentity; payload: Record<string, unknown> }): Promise<{ runId: string } | null> {
       const { models } = deps.db;
@@ -26,7 +26,7 @@ export function createScheduledRunActivities(deps: Pick<ActivityDeps, 'db' | 'co
         return null;
       }
       try {
-        await runs.trigger(task, identity.run, input.payload);
+        await runs.trigger(task, identity.run, input.payload, 'schedule');
       } catch (err) {
         // LIVE_RUNS_PER_USER: the action waits for a place (its retry policy), looking again when the limit says.
         if (!(err instanceof RateLimited)) throw err;

@@ -11,6 +11,7 @@ import type { ExecutionFacts } from './executions';
 import { recordOutsideEnd, recordProgress } from './recorder';
 import type { RunProgress } from '../store/runs';
 import { healLostStart, startFromRecord, triggerRun, type TaskForRun } from './trigger';
+import type { RunOrigin } from './priority';
 
 /** What the run's lifecycle is built from: the API's and the worker's real clients (or the tests', the same). */
 export interface RunDeps {
@@ -30,7 +31,7 @@ export function createRuns(deps: RunDeps) {
   return {
     deps,
     /** Records and starts a run, at most once per name (trigger.ts). */
-    trigger: (task: TaskForRun, run: string, payload: Record<string, unknown>) => triggerRun(deps, task, run, payload),
+    trigger: (task: TaskForRun, run: string, payload: Record<string, unknown>, origin?: RunOrigin) => triggerRun(deps, task, run, payload, origin),
     /** Starts the record's workflow; a no-op when it runs or has run. */
     startFromRecord: (record: RunRecord, task: TaskForRun, payload?: Record<string, unknown>) => startFromRecord(deps, record, task, payload),
     /** Starts a run whose start was lost (a read heals it). */

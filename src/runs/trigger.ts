@@ -12,9 +12,10 @@ import { WORKFLOW, type RunTaskWorkflow } from '../contract/messages';
 import type { RunIdentity, RunInput } from '../contract/types';
 import { describeRunExecution, ranEarlierRecord, RECORD_CREATED_MEMO } from './executions';
 import { OWNER, PROFILE, RUNNER, TASK } from '../temporal/search-attributes';
+import { ownerWeight, runPriority, type RunOrigin } from './priority';
 
 /** What starting a run needs of its task (not store/tasks.ts's TaskForRun, which only names a task). */
-export type TaskForRun = Pick<TaskRecord, '_id' | 'owner' | 'profile' | 'name' | 'runner' | 'model' | 'version' | 'limits'>;
+export type TaskForRun = Pick<TaskRecord, '_id' | 'owner' | 'profile' | 'name' | 'runner' | 'model' | 'version' | 'limits' | 'priority'>;
 type StartDeps = { models: Models; temporal: Client; config: Config };
 
 /**
@@ -23,12 +24,14 @@ type StartDeps = { models: Models; temporal: Client; config: Config };
  * trigger that finds the record but no confirmed start (a crash between insert and start, or a concurrent trigger
  * still starting) starts the workflow from the record: the start is idempotent by workflow id.
  * Returns `created: false` when the name was used before (the caller answers 200 with the same URL).
+ * `origin`: what started it, for its priority (priority.ts).
  */
 export async function triggerRun(
   deps: StartDeps,
   task: TaskForRun,
   run: string,
   payload: Record<string, unknown>,
+  origin: RunOrigin = 'trigger',
 ): Promise<{ created: boolean }> {
   const identity: RunIdentity = { owner: task.owner, profile: task.profile, task: task.name, run };
   const limit = deps.config.LIVE_RUNS_PER_USER;
@@ -62,7 +65,7 @@ export async function triggerRun(
   // writes the record after inserting it (the workflow is its only writer; see models.ts).
   if (!record.started && record.status === 'pending') {
     try {
-      await startFromRecord(deps, record, task, created ? payload : undefined);
+      await startFromRecord(deps, record, task, created ? payload : undefined, origin);
     } catch (err) {
       // Temporal did not answer: the reconciler starts the run once it does (the trigger's caller may also retry).
       if (unavailableDependency(err) === 'temporal') await deferStart(deps.models, record._id, deps.config.TEMPORAL_TASK_QUEUE).catch(() => undefined);
@@ -103,11 +106,14 @@ export const liveRunLifetimeMs = (config: Pick<Config, 'RUN_TIMEOUT_MS' | 'RECON
  * run frees: the start rejects an id Temporal still holds, and only when that is an earlier record's closed execution
  * (ranEarlierRecord) starts again allowing the duplicate. Allowing it outright would let a trigger that read the
  * record `pending` start a second execution of a run that has closed since.
- * `payload`: the trigger data when the caller has it at hand (else it is read back from the record).
+ * `payload`: the trigger data when the caller has it at hand (else it is read back from the record). `origin`: what
+ * started the run; a start the reconciler or a read makes again does not know it and takes the task's own priority.
  */
-export async function startFromRecord(deps: StartDeps, record: RunRecord, task: TaskForRun, payload?: Record<string, unknown>) {
+export async function startFromRecord(deps: StartDeps, record: RunRecord, task: TaskForRun, payload?: Record<string, unknown>, origin: RunOrigin = 'trigger') {
   const { config } = deps;
   const identity = recordIdentity(record);
+  const weight = await ownerWeight(deps.models, identity.owner, config.TRIGGER_CACHE_MS);
+  const priority = runPriority({ owner: identity.owner, weight, taskPriority: task.priority, origin });
   // Large trigger data stays out of history: the prepare step reads it from the record.
   const small = Buffer.byteLength(record.payload_json) <= config.RUN_INLINE_BYTES;
   // The task's own limits, within the server's (the API checked them when the task was saved; the server's may have
@@ -144,6 +150,8 @@ export async function startFromRecord(deps: StartDeps, record: RunRecord, task: 
       taskQueue: config.TEMPORAL_TASK_QUEUE,
       args: [input],
       workflowIdReusePolicy,
+      // Fair by owner, ordered by the task's priority (priority.ts; docs/fairness.md).
+      priority,
       // The run ends itself at its time limit; this only ends a workflow whose code cannot run (the reconciler then
       // ends its record), across continue-as-new.
       workflowExecutionTimeout: timeoutMs + STUCK_WORKFLOW_GRACE_MS,

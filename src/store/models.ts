@@ -12,6 +12,8 @@ const user = new Schema(
   {
     username: { type: String, required: true, unique: true },
     emails: { type: [{ email: String, primary: Boolean, verified: Boolean, _id: false }], default: [] },
+    /** The user's share of the task queue beside other users' (store/user-weights.ts; docs/fairness.md); absent: 1. */
+    fairness_weight: { type: Number, default: 1 },
     created_at: { type: Date, required: true },
   },
   opts,
@@ -99,6 +101,8 @@ const taskFields = {
    * `$defs`, `$ref`) are not keys a document may hold. null: made from the prompt's placeholders.
    */
   input_schema_json: { type: String, default: null },
+  /** Its runs' Temporal priority key, 1 highest to 5 lowest (src/runs/priority.ts); null or absent: 3. */
+  priority: { type: Number, default: null },
   key: { type: sealed, default: null },
 };
 

@@ -37,6 +37,8 @@ export interface TaskSpec {
   description?: string | null;
   /** JSON Schema 2020-12 of the trigger data (checked when saved) as JSON text (see models.ts); null or absent: none. */
   input_schema_json?: string | null;
+  /** Its runs' priority, 1 highest to 5 lowest (src/runs/priority.ts); null or absent: the default, 3. */
+  priority?: number | null;
 }
 
 export interface TaskRef {
@@ -150,6 +152,7 @@ export async function saveTask(
     limits: spec.limits ?? null,
     description: spec.description ?? null,
     input_schema_json: spec.input_schema_json ?? null,
+    priority: spec.priority ?? null,
   };
   for (let attempt = 0; attempt < SAVE_ATTEMPTS; attempt++) {
     const existing = await findTask(models, ref);

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { Connection } from '@temporalio/client';
 import { ferretDbArgs, waitFor } from '../../src/cli/dev-processes';
 import { searchAttributeFlags } from '../../src/temporal/search-attributes';
+import { devServerDynamicConfigFlags } from '../../src/temporal/dev-server-config';
 import { childEnv } from './env';
 import { waitForPort } from './net';
 
@@ -205,7 +206,7 @@ export function temporalDevSpec(options: { cli: string; port: number; dbFile?: s
       'server', 'start-dev', '--ip', '127.0.0.1', '--port', String(options.port), '--headless',
       ...(options.dbFile ? ['--db-filename', options.dbFile] : []),
       '--log-level', options.logLevel ?? 'error',
-      '--dynamic-config-value', 'system.enableActivityEagerExecution=true', ...searchAttributeFlags(),
+      ...devServerDynamicConfigFlags(), ...searchAttributeFlags(),
     ],
     ready: () => temporalNamespaceReady(options.port),
     readyTimeoutMs: 90_000,

@@ -12,6 +12,7 @@ import { answerClientErrors } from '../../src/http/client-errors';
 import { createWorker, type RunningWorkerParts } from '../../src/temporal/worker';
 import { installTemporalRuntime } from '../../src/temporal/runtime';
 import { SEARCH_ATTRIBUTES } from '../../src/temporal/search-attributes';
+import { devServerDynamicConfigFlags } from '../../src/temporal/dev-server-config';
 import { testEnv } from './env';
 import { startFerretDb } from './ferretdb';
 import { startFakeProvider, type FakeProvider } from './fake-provider';
@@ -90,7 +91,7 @@ export async function startStack(): Promise<Stack> {
         executable: { type: 'existing-path', path: testEnv.temporalCli },
         ip: '127.0.0.1',
         searchAttributes: SEARCH_ATTRIBUTES,
-        extraArgs: ['--dynamic-config-value', 'system.enableActivityEagerExecution=true', '--log-level', 'error'],
+        extraArgs: [...devServerDynamicConfigFlags(), '--log-level', 'error'],
       },
     });
   }

@@ -16,7 +16,10 @@ export const taskView = z
     anthropic: runnerView.optional().meta({ description: 'Present when `runner` is `anthropic`' }),
     provider: z.enum(RUNNERS).meta({ description: '`runner` again, for the Python client' }),
     prompt: z.string(),
-    settings: z.object({ key_set: z.boolean().meta({ description: 'Whether the task has its own key (never shown)' }) }),
+    settings: z.object({
+      key_set: z.boolean().meta({ description: 'Whether the task has its own key (never shown)' }),
+      priority: z.number().int().optional().meta({ description: 'Present when the task sets its runs\' priority (1 highest to 5 lowest; 3 when absent)' }),
+    }),
     limits: z
       .object({ max_turns: z.number().int().optional(), timeout_s: z.number().int().optional(), max_total_tokens: z.number().int().optional() })
       .optional()
@@ -52,7 +55,8 @@ export function presentTask(task: TaskRecord): TaskView {
     ...byRunner,
     provider: task.runner,
     prompt: task.prompt,
-    settings: { key_set: task.key !== null && task.key !== undefined },
+    // `priority` shown when set (an addition: tasks without one read as before).
+    settings: { key_set: task.key !== null && task.key !== undefined, ...(task.priority ? { priority: task.priority } : {}) },
     // Shown when the task has limits of its own (an addition: tasks without them read as before).
     ...(task.limits && Object.keys(task.limits).length > 0 ? { limits: task.limits } : {}),
     // `{ url, secret_set: true }` when the task has a completion webhook (docs/webhooks.md); never the secret.

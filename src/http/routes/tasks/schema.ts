@@ -7,6 +7,7 @@ import { RUNNERS, type KeyChange, type Runner, type TaskLimits, type TaskSpec } 
 import { isWebhookSecret, WEBHOOK_SECRET_RULE, type WebhookChange } from '../../../store/webhooks';
 import { parse } from '../../validate';
 import { jsonSchemaProblem } from '../../../json-schema';
+import { TASK_PRIORITY } from '../../../runs/priority';
 
 /**
  * Task bodies. Two forms, both with unknown fields ignored:
@@ -52,9 +53,23 @@ export function isPlaceholderKey(key: string): boolean {
 }
 const PLACEHOLDER_KEY = 'a placeholder from an example, not a provider key: set your own key, or leave settings.key out to use the server\'s';
 
-/** `key`: a string sets it, null drops it, absent keeps the stored one (store/tasks.ts KeyChange). */
+const PRIORITY_RULE = `expected a whole number from ${TASK_PRIORITY.highest} (highest) to ${TASK_PRIORITY.lowest} (lowest)`;
+
+/**
+ * `key`: a string sets it, null drops it, absent keeps the stored one (store/tasks.ts KeyChange). `priority`: its runs'
+ * priority (src/runs/priority.ts), saved with the task like `limits`: absent or null is the default, 3.
+ */
 const settings = z
-  .object({ key: z.string().min(1).max(KEY_MAX_LENGTH).refine((key) => !isPlaceholderKey(key), { error: PLACEHOLDER_KEY }).nullable().optional() })
+  .object({
+    key: z.string().min(1).max(KEY_MAX_LENGTH).refine((key) => !isPlaceholderKey(key), { error: PLACEHOLDER_KEY }).nullable().optional(),
+    priority: z
+      .int({ error: PRIORITY_RULE })
+      .min(TASK_PRIORITY.highest, { error: PRIORITY_RULE })
+      .max(TASK_PRIORITY.lowest, { error: PRIORITY_RULE })
+      .nullable()
+      .optional()
+      .meta({ description: `Its runs' priority when the service is busy: ${TASK_PRIORITY.highest} highest to ${TASK_PRIORITY.lowest} lowest, ${TASK_PRIORITY.default} when absent; runs a schedule starts go one lower (docs/fairness.md)` }),
+  })
   .nullable()
   .optional();
 
@@ -170,7 +185,15 @@ export function parseTaskBody(body: Record<string, unknown>, variant: Variant, c
   if (variant === 'A') requireVariantAModel(obj.model, `${head.runner}.model`, config);
   checkTemplate(obj.prompt, `${head.runner}.prompt`, config);
   return {
-    spec: { runner: head.runner, model: obj.model, prompt: obj.prompt, max_tokens: obj.max_tokens ?? null, limits: parseLimits(body, config, head.runner), ...parseExtras(body) },
+    spec: {
+      runner: head.runner,
+      model: obj.model,
+      prompt: obj.prompt,
+      max_tokens: obj.max_tokens ?? null,
+      limits: parseLimits(body, config, head.runner),
+      priority: head.settings?.priority ?? null,
+      ...parseExtras(body),
+    },
     key: head.settings?.key,
     webhook: head.webhook,
   };
@@ -183,7 +206,15 @@ function parseShortForm(body: Record<string, unknown>, runners: readonly Runner[
   if (variant === 'A') requireVariantAModel(chosen, 'model', config);
   checkTemplate(b.prompt, 'prompt', config);
   return {
-    spec: { runner: b.provider, model: chosen, prompt: b.prompt, max_tokens: b.max_tokens ?? null, limits: parseLimits(body, config, b.provider), ...parseExtras(body) },
+    spec: {
+      runner: b.provider,
+      model: chosen,
+      prompt: b.prompt,
+      max_tokens: b.max_tokens ?? null,
+      limits: parseLimits(body, config, b.provider),
+      priority: b.settings?.priority ?? null,
+      ...parseExtras(body),
+    },
     key: b.settings?.key,
     webhook: b.webhook,
   };
