@@ -118,15 +118,16 @@ export class RunSteps {
   }
 
   /**
-   * One model call, retried with backoff (the run shows `pending` while it waits). `failedFirst`: how its first
-   * attempt failed (the run's first call, made by RunStart). Legacy runs: `finishedAt` when it ended the run.
+   * One model call, retried with backoff (the run shows `pending` while it waits); a call refused at its owner's cap
+   * (`OwnerBusy`) is made again after a wait of its own (`running` meanwhile), not counted as an attempt. `failedFirst`:
+   * how its first attempt failed (the run's first call, made by RunStart). Legacy runs: `finishedAt` when it ended the run.
    */
   async askModel(prepared: PreparedRun, failedFirst?: unknown): Promise<Answer> {
     const { input, log, clock } = this.parts;
     const { limits } = input;
     let first = failedFirst;
     let busyWaits = 0;
-    for (let attempt = 1; ; attempt++) {
+    for (let attempt = 1; ; ) {
       try {
         if (first !== undefined) {
           const failed = first;
@@ -146,7 +147,6 @@ export class RunSteps {
           if (busyWaits === 0 && !log.allRecorded) await this.record();
           await sleep(Math.max(1, Math.min(ownerBusyWait(busyWaits++), clock.left())));
           if (clock.left() <= 0) throw clock.timeLimit();
-          attempt--;
           continue;
         }
         const failure = clock.past(err);
@@ -161,6 +161,7 @@ export class RunSteps {
         await sleep(Math.max(1, Math.min(wait, clock.left())));
         if (clock.left() <= 0) throw clock.timeLimit();
         await this.record('running');
+        attempt++;
       }
     }
   }
