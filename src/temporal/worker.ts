@@ -52,9 +52,10 @@ export interface RunningWorkerParts {
  * The workers of a process, with their real dependencies: the database, the keyring, template threads, a servlet
  * runtime, pooled provider connections and a Temporal client (the reconciler's). Three workers on one connection:
  * workflows, provider calls and bookkeeping on TEMPORAL_TASK_QUEUE, up to WORKER_MAX_PROVIDER_CALLS calls at once
- * (they wait), WORKER_MAX_PROVIDER_CALLS_PER_OWNER of them for one owner's runs (./owner-slots.ts); tool calls on its `.tools` queue, up to WORKER_MAX_TOOL_CALLS (they compute); MCP tool calls on its
- * `.mcp` queue, up to WORKER_MAX_MCP_CALLS (they wait on the network). Makes sure the
- * reconciler's Schedule exists, and the retention Schedule exactly while RUN_RETENTION_DAYS is set.
+ * (they wait), WORKER_MAX_PROVIDER_CALLS_PER_OWNER of them for one owner's runs (./owner-slots.ts); tool calls on its
+ * `.tools` queue, up to WORKER_MAX_TOOL_CALLS (they compute); MCP tool calls on its `.mcp` queue, up to
+ * WORKER_MAX_MCP_CALLS (they wait on the network). Makes sure the reconciler's Schedule exists, and the retention
+ * Schedule exactly while RUN_RETENTION_DAYS is set.
  */
 export async function createWorker(deps: Omit<ActivityDeps, 'callTool' | 'callMcpTool' | 'mcpTasks' | 'templates' | 'temporal' | 'providerFetch'>): Promise<RunningWorkerParts> {
   const { config } = deps;
