@@ -101,6 +101,12 @@ const schema = z.object({
   LIVE_RUNS_PER_USER: z.coerce.number().int().min(0).default(5_000),
   /** Provider calls a worker runs at once: they are waiting, not computing, so thousands are cheap. */
   WORKER_MAX_PROVIDER_CALLS: positiveInt.default(2_000),
+  /**
+   * Provider calls one owner's runs may hold at once on a worker, so a slow model of one user cannot fill every slot;
+   * a call over it is refused at once and tried again by its run later (src/temporal/owner-slots.ts). Unset: half of
+   * WORKER_MAX_PROVIDER_CALLS.
+   */
+  WORKER_MAX_PROVIDER_CALLS_PER_OWNER: optionalString.pipe(z.coerce.number<string | undefined>().int().positive().optional()),
   /** Tool (servlet) calls a worker runs at once: they compute (WebAssembly), so about the cores. */
   WORKER_MAX_TOOL_CALLS: positiveInt.default(Math.max(1, os.availableParallelism())),
   /** MCP tool calls a worker runs at once: they wait on a remote server (unlike a servlet's CPU), so many are cheap. */
@@ -204,9 +210,10 @@ const schema = z.object({
   REQUEST_DEADLINE_MS: z.coerce.number().int().min(0).max(600_000).default(5_000),
 });
 
-export type Config = Omit<z.infer<typeof schema>, 'PUBLIC_URL' | 'VARIANT_A_MODEL'> & {
+export type Config = Omit<z.infer<typeof schema>, 'PUBLIC_URL' | 'VARIANT_A_MODEL' | 'WORKER_MAX_PROVIDER_CALLS_PER_OWNER'> & {
   PUBLIC_URL: string;
   VARIANT_A_MODEL: string;
+  WORKER_MAX_PROVIDER_CALLS_PER_OWNER: number;
 };
 
 export class ConfigError extends Error {
@@ -241,6 +248,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     PUBLIC_URL: publicUrlOf(c),
     // The hosted service's Variant A documentation: "we currently support gpt-4o".
     VARIANT_A_MODEL: c.VARIANT_A_MODEL ?? 'gpt-4o',
+    WORKER_MAX_PROVIDER_CALLS_PER_OWNER: c.WORKER_MAX_PROVIDER_CALLS_PER_OWNER ?? Math.max(1, Math.floor(c.WORKER_MAX_PROVIDER_CALLS / 2)),
   };
 }
 

@@ -32,3 +32,10 @@ export const RECONCILE = { startToCloseTimeout: '5m', heartbeatTimeout: '30s', r
 export const ABORT = { startToCloseTimeout: '10s', retry: { maximumAttempts: 1 } } as const;
 /** One batch of the retention pass: three collection scans on FerretDB, so minutes are allowed; a failed batch waits for the next pass. */
 export const RETAIN = { startToCloseTimeout: '10m', retry: { maximumAttempts: 2 } } as const;
+/**
+ * A provider call refused because its owner's calls on the worker are at their cap (`OwnerBusy`) is made again after
+ * this wait, doubling from 1 s to 16 s, ±25 % so the waiting runs of one owner do not call again together. The waits
+ * cost one failed activity and one timer each (run-steps.ts `askModel`); the longest bounds both their number and how
+ * long a freed slot may stay unused.
+ */
+export const ownerBusyWait = (waits: number) => Math.min(16_000, 1_000 * 2 ** waits) * (0.75 + Math.random() / 2);

@@ -1,11 +1,11 @@
 import { ActivityFailure, CancellationScope, isCancellation, patched, proxyActivities, proxyLocalActivities, sleep, uuid4, workflowInfo, type ActivityOptions } from '@temporalio/workflow';
 import type { RunActivities } from '../activities/run-activities';
 import { LEVEL, mcpTaskQueue, toolTaskQueue } from '../src/contract/constants';
-import { isRunClosed, readFailure } from '../src/contract/failures';
+import { isOwnerBusy, isRunClosed, readFailure } from '../src/contract/failures';
 import type { ModelCallInput, ModelTurn, PreparedRun, RunInput, RunRef, RunStatus, Text, ToolOutcome } from '../src/contract/types';
 import type { McpToolCallInput } from '../activities/mcp-call';
 import type { McpTaskState } from '../src/mcp/tasks';
-import { ABORT, mcpCall, providerCall, RECORD, TOOL_CALL } from './limits';
+import { ABORT, mcpCall, ownerBusyWait, providerCall, RECORD, TOOL_CALL } from './limits';
 import { RunFailed, type RunClock } from './run-clock';
 import type { RunControls } from './run-controls';
 import type { RunLog } from './run-log';
@@ -118,20 +118,37 @@ export class RunSteps {
   }
 
   /**
-   * One model call, retried with backoff (the run shows `pending` while it waits). `failedFirst`: how its first
-   * attempt failed (the run's first call, made by RunStart). Legacy runs: `finishedAt` when it ended the run.
+   * One model call, retried with backoff (the run shows `pending` while it waits); a call refused at its owner's cap
+   * (`OwnerBusy`) is made again after a wait of its own (`running` meanwhile), not counted as an attempt. `failedFirst`:
+   * how its first attempt failed (the run's first call, made by RunStart). Legacy runs: `finishedAt` when it ended the run.
    */
   async askModel(prepared: PreparedRun, failedFirst?: unknown): Promise<Answer> {
     const { input, log, clock } = this.parts;
     const { limits } = input;
-    for (let attempt = 1; ; attempt++) {
+    let first = failedFirst;
+    let busyWaits = 0;
+    for (let attempt = 1; ; ) {
       try {
-        if (attempt === 1 && failedFirst !== undefined) throw failedFirst;
+        if (first !== undefined) {
+          const failed = first;
+          first = undefined;
+          throw failed;
+        }
         return await this.callModelOnce(prepared, attempt);
       } catch (err) {
         // Legacy runs: a call that found the run ended (its end written by an earlier call this view did not hear) is
         // not the run's failure: the record's account stands.
         if (isCancellation(err) || recordClosed(err)) throw err;
+        if (isOwnerBusy(err)) {
+          // Refused before it started (the owner's calls on the worker are at their cap, src/temporal/owner-slots.ts):
+          // not the provider's failure, so no attempt is counted and the run's log says nothing; the run stays
+          // `running`, its start recorded before the first wait so lists show it. No old history has this failure,
+          // so the branch needs no patch.
+          if (busyWaits === 0 && !log.allRecorded) await this.record();
+          await sleep(Math.max(1, Math.min(ownerBusyWait(busyWaits++), clock.left())));
+          if (clock.left() <= 0) throw clock.timeLimit();
+          continue;
+        }
         const failure = clock.past(err);
         if (failure instanceof RunFailed) throw failure;
         const { retryable, reason, retryAfterMs } = readFailure(failure, { name: 'the provider call', kind: 'provider' });
@@ -144,6 +161,7 @@ export class RunSteps {
         await sleep(Math.max(1, Math.min(wait, clock.left())));
         if (clock.left() <= 0) throw clock.timeLimit();
         await this.record('running');
+        attempt++;
       }
     }
   }

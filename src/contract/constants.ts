@@ -10,6 +10,9 @@ export const RUNNERS = ['openai', 'anthropic'] as const;
  */
 export const runWorkflowId = (id: RunIdentity) => `run/${id.owner}/${id.profile}/${id.task}/${id.run}`;
 
+/** The owner in a run's workflow id (`runWorkflowId`), or undefined when `id` is not one. */
+export const runOwnerOf = (id: string): string | undefined => /^run\/([^/]+)\/[^/]+\/[^/]+\/[^/]+$/.exec(id)?.[1];
+
 export const TERMINAL: readonly RunStatus[] = ['ready', 'error'];
 
 export const isTerminal = (status: string): boolean => (TERMINAL as readonly string[]).includes(status);

@@ -29,6 +29,12 @@ export const FAILURES = {
   TooManyTools: { retryable: false },
   /** The run's record was closed (by a model call whose end the workflow did not hear of, a cancel...): it never changes again. */
   RunClosed: { retryable: false },
+  /**
+   * The run's owner holds WORKER_MAX_PROVIDER_CALLS_PER_OWNER provider calls on this worker already: the call was
+   * refused before it started (src/temporal/owner-slots.ts). The run waits and calls again, without counting an attempt
+   * or writing a retry (workflows/run-steps.ts `askModel`).
+   */
+  OwnerBusy: { retryable: true },
   /** Anything else that went wrong in an activity: retried by the activity's policy; the run shows only that. */
   Internal: { retryable: true },
 } as const;
@@ -57,6 +63,15 @@ export const isTemplateFailure = (err: unknown): boolean => {
 export const isRunClosed = (err: unknown): boolean => {
   const cause = err instanceof ActivityFailure ? err.cause : err;
   return cause instanceof ApplicationFailure && cause.type === RUN_CLOSED;
+};
+
+/** The call was refused because its owner's provider calls on the worker are at their cap (`OwnerBusy`). */
+export const OWNER_BUSY: FailureType = 'OwnerBusy';
+
+/** Whether `err` (an activity's failure, or its cause) is `OwnerBusy`. */
+export const isOwnerBusy = (err: unknown): boolean => {
+  const cause = err instanceof ActivityFailure ? err.cause : err;
+  return cause instanceof ApplicationFailure && cause.type === OWNER_BUSY;
 };
 
 /** A failure of a listed type; `message` is what the run will show. */

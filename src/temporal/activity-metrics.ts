@@ -132,7 +132,7 @@ export function activityMetrics(registry: Registry): ActivityInterceptorsFactory
 }
 
 /** The activities that call the run's model (firstModelCall: a run's first; prepareAndCallModel: that of runs started before 2026-11-28). */
-const MODEL_CALLS = new Set(['callModel', 'firstModelCall', 'prepareAndCallModel']);
+export const MODEL_CALLS: ReadonlySet<string> = new Set(['callModel', 'firstModelCall', 'prepareAndCallModel']);
 
 /** The runner of a callModel (or a first call's) input, or `other`: a label value must come from a known set. */
 function runnerOf(input: unknown): string {

@@ -20,6 +20,7 @@ import { keepSchedules } from './schedules';
 import { installTemporalRuntime } from './runtime';
 import { connectTemporal } from './client';
 import { activityMetrics } from './activity-metrics';
+import { ownerSlotCap } from './owner-slots';
 import { createRegistry } from '../metrics';
 
 
@@ -51,9 +52,10 @@ export interface RunningWorkerParts {
  * The workers of a process, with their real dependencies: the database, the keyring, template threads, a servlet
  * runtime, pooled provider connections and a Temporal client (the reconciler's). Three workers on one connection:
  * workflows, provider calls and bookkeeping on TEMPORAL_TASK_QUEUE, up to WORKER_MAX_PROVIDER_CALLS calls at once
- * (they wait); tool calls on its `.tools` queue, up to WORKER_MAX_TOOL_CALLS (they compute); MCP tool calls on its
- * `.mcp` queue, up to WORKER_MAX_MCP_CALLS (they wait on the network). Makes sure the
- * reconciler's Schedule exists, and the retention Schedule exactly while RUN_RETENTION_DAYS is set.
+ * (they wait), WORKER_MAX_PROVIDER_CALLS_PER_OWNER of them for one owner's runs (./owner-slots.ts); tool calls on its
+ * `.tools` queue, up to WORKER_MAX_TOOL_CALLS (they compute); MCP tool calls on its `.mcp` queue, up to
+ * WORKER_MAX_MCP_CALLS (they wait on the network). Makes sure the reconciler's Schedule exists, and the retention
+ * Schedule exactly while RUN_RETENTION_DAYS is set.
  */
 export async function createWorker(deps: Omit<ActivityDeps, 'callTool' | 'callMcpTool' | 'mcpTasks' | 'templates' | 'temporal' | 'providerFetch'>): Promise<RunningWorkerParts> {
   const { config } = deps;
@@ -94,7 +96,8 @@ export async function createWorker(deps: Omit<ActivityDeps, 'callTool' | 'callMc
     const activities = createActivities({ ...deps, callTool, callMcpTool, mcpTasks, templates, temporal, providerFetch: provider.fetch, followed });
     const { callTool: toolActivity, callMcpTool: mcpActivity, startMcpTask, followMcpTask, mcpTaskResult, answerMcpTask, cancelMcpTask, ...rest } = activities;
     const metrics = createRegistry();
-    const interceptors = { activity: [activityMetrics(metrics)] };
+    const measured = activityMetrics(metrics);
+    const interceptors = { activity: [measured] };
     const main = await Worker.create({
       connection,
       namespace: config.TEMPORAL_NAMESPACE,
@@ -103,7 +106,8 @@ export async function createWorker(deps: Omit<ActivityDeps, 'callTool' | 'callMc
       activities: rest,
       maxConcurrentActivityTaskExecutions: config.WORKER_MAX_PROVIDER_CALLS,
       maxCachedWorkflows: config.WORKER_WORKFLOW_CACHE,
-      interceptors,
+      // The owner's cap first: a call it refuses never started, so the metrics do not count it as one.
+      interceptors: { activity: [ownerSlotCap(config.WORKER_MAX_PROVIDER_CALLS_PER_OWNER, metrics), measured] },
     });
     const tools = await Worker.create({
       connection,

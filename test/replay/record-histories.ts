@@ -14,7 +14,7 @@ import { expect } from 'chai';
 import { getStack } from '../helpers/stack';
 import { api as apiFor, signedIn, startApi, type Api } from '../helpers/api';
 import { everythingServer } from '../helpers/mcp-everything';
-import { openaiText, openaiToolCall, providerError } from '../helpers/fake-provider';
+import { lastUserText, openaiText, openaiToolCall, providerError } from '../helpers/fake-provider';
 import { installServlet } from '../helpers/servlets';
 import { createTask, postSigned, signedUrl, until, waitForRun } from '../helpers/runs';
 import { runWorkflowId, scheduledRunWorkflowId, taskScheduleId } from '../../src/temporal/ids';
@@ -190,6 +190,37 @@ describe('recording workflow histories for the replay test', function () {
       const run = await waitForRun(mcpApi, res.body.url, 60_000);
       expect(run.status, JSON.stringify(run.results)).to.equal('ready');
       await save('mcp-ask', runWorkflowId({ owner, profile: 'default', task: 'mcp-ask', run: 'mcp-ask' }));
+    } finally {
+      await server.close();
+      await worker.stop();
+    }
+  });
+
+  it('a model call refused while its owner holds the cap of provider calls, made again after a wait (a worker of its own, cap 1)', async function () {
+    this.timeout(120_000);
+    const settings = { WORKER_MAX_PROVIDER_CALLS_PER_OWNER: '1', TEMPORAL_TASK_QUEUE: `replay-owner-busy-${Date.now()}` };
+    const worker = await getStack().startWorker(settings);
+    const server = await startApi(settings);
+    try {
+      const { username: owner, sessionId } = await signedIn();
+      const ownApi = apiFor(sessionId, server.url);
+      await createTask(ownApi, 'default', 'busy');
+      const held: Array<() => void> = [];
+      getStack().fake.script(async (req) => {
+        if (held.length === 0 && !lastUserText(req).includes('owner-busy')) await new Promise<void>((release) => held.push(release));
+        return openaiText('done');
+      });
+      const url = await signedUrl(ownApi, 'default', 'busy');
+      const first = await postSigned(url, { text: 'holder' }, { 'run-id': 'holder' });
+      expect(first.status, first.text).to.equal(201);
+      await until('the first run\'s call held at the provider', () => held.length === 1);
+      const res = await postSigned(url, { text: 'owner-busy' }, { 'run-id': 'owner-busy' });
+      expect(res.status, res.text).to.equal(201);
+      // Its first call refused, then its next one: both paths of the wait are in its history.
+      await until('two calls refused', async () => ((await worker.worker.metrics.getSingleMetric('ptr_provider_calls_owner_busy_total')?.get())?.values[0]?.value ?? 0) >= 2);
+      held[0]!();
+      for (const r of [first, res]) expect((await waitForRun(ownApi, r.body.url, 60_000)).status).to.equal('ready');
+      await save('owner-busy', runWorkflowId({ owner, profile: 'default', task: 'busy', run: 'owner-busy' }));
     } finally {
       await server.close();
       await worker.stop();

@@ -36,6 +36,15 @@ describe('configuration', () => {
     }
   });
 
+  it('caps one owner\'s provider calls on a worker at half the worker\'s unless set, naming a bad value', () => {
+    expect(loadConfig(minimal).WORKER_MAX_PROVIDER_CALLS_PER_OWNER).to.equal(1_000);
+    expect(loadConfig({ ...minimal, WORKER_MAX_PROVIDER_CALLS: '9' }).WORKER_MAX_PROVIDER_CALLS_PER_OWNER).to.equal(4);
+    expect(loadConfig({ ...minimal, WORKER_MAX_PROVIDER_CALLS: '1' }).WORKER_MAX_PROVIDER_CALLS_PER_OWNER).to.equal(1);
+    expect(loadConfig({ ...minimal, WORKER_MAX_PROVIDER_CALLS_PER_OWNER: '3' }).WORKER_MAX_PROVIDER_CALLS_PER_OWNER).to.equal(3);
+    expect(loadConfig({ ...minimal, WORKER_MAX_PROVIDER_CALLS_PER_OWNER: '' }).WORKER_MAX_PROVIDER_CALLS_PER_OWNER).to.equal(1_000);
+    expect(() => loadConfig({ ...minimal, WORKER_MAX_PROVIDER_CALLS_PER_OWNER: '0' })).to.throw(ConfigError, /WORKER_MAX_PROVIDER_CALLS_PER_OWNER/);
+  });
+
   it('bounds how long a run\'s first model call waits to record the run running (0: at once)', () => {
     expect(loadConfig(minimal).RUN_START_WRITE_DELAY_MS).to.equal(250);
     expect(loadConfig({ ...minimal, RUN_START_WRITE_DELAY_MS: '0' }).RUN_START_WRITE_DELAY_MS).to.equal(0);
