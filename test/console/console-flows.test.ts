@@ -63,6 +63,7 @@ describe('the console in a browser', function () {
     await b.page.getByLabel(/Provider key of this task/).fill('sk-test-key-0123456789abcdef');
     await b.page.getByLabel('Prompt template (Mustache)').fill('Write about {{ topic }}');
     await b.page.getByLabel('Sample value for topic').fill('tides');
+    await b.page.getByLabel('Priority of its runs when the service is busy').selectOption('2');
     await shows(b.page, 'Write about tides');
     await checkPage(b.page, 'new-task');
     await b.page.getByRole('button', { name: 'Create task' }).click();
@@ -71,6 +72,7 @@ describe('the console in a browser', function () {
     const task = await api(sessionId).get('/api/tasks/~/default/haiku');
     expect(task.status, task.text).to.equal(200);
     expect(task.body.openai.prompt).to.equal('Write about {{ topic }}');
+    expect(task.body.settings.priority, 'the priority chosen in the form').to.equal(2);
     await checkPage(b.page, 'task');
     await b.page.getByLabel('Trigger data (JSON object)').fill('{"topic": "the sea"}');
     await b.page.getByRole('button', { name: 'Trigger run' }).click();

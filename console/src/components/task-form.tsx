@@ -12,6 +12,15 @@ interface Props {
   onSaved: (task: Task & { warnings?: Array<{ message: string }> }, profile: string) => void;
 }
 
+/** A task's `settings.priority` (docs/fairness.md): 1 highest, 5 lowest, 3 when unset. */
+const PRIORITIES: [number, string][] = [
+  [1, '1 (highest)'],
+  [2, '2'],
+  [3, '3 (default)'],
+  [4, '4'],
+  [5, '5 (lowest)'],
+];
+
 /** Create or edit a task (Variant B's contract form): runner, model, prompt, description, limits, key, webhook. */
 export function TaskForm({ task, profile, profiles, onSaved }: Props) {
   const [problem, setProblem] = useState<string>();
@@ -36,8 +45,12 @@ export function TaskForm({ task, profile, profiles, onSaved }: Props) {
       description: text(form, 'description') ?? null,
       limits: hasLimits ? limits : null,
     };
-    if (key) body.settings = { key };
-    else if (checked(form, 'drop_key')) body.settings = { key: null };
+    // The task's priority is saved with every save (absent would reset it to 3).
+    const priority = Number((form.elements.namedItem('priority') as HTMLSelectElement).value);
+    const settings: Record<string, unknown> = { priority };
+    if (key) settings.key = key;
+    else if (checked(form, 'drop_key')) settings.key = null;
+    body.settings = settings;
     // Absent keeps the stored webhook (and its secret); null removes it.
     if (webhookUrl && webhookUrl !== task?.webhook?.url) body.webhook = { url: webhookUrl };
     else if (!webhookUrl && task?.webhook) body.webhook = null;
@@ -127,6 +140,16 @@ export function TaskForm({ task, profile, profiles, onSaved }: Props) {
             <label for="task-drop-key">Remove the task's own key</label>
           </p>
         )}
+        <p>
+          <label for="task-priority">Priority of its runs when the service is busy</label>
+          <select id="task-priority" name="priority">
+            {PRIORITIES.map(([value, label]) => (
+              <option key={value} value={String(value)} selected={value === (task?.settings.priority ?? 3)}>
+                {label}
+              </option>
+            ))}
+          </select>
+        </p>
         <p>
           <label for="task-webhook">Webhook URL (called when a run ends; empty: none)</label>
           <input id="task-webhook" name="webhook" type="url" defaultValue={task?.webhook?.url ?? ''} />
