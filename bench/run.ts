@@ -15,6 +15,7 @@ import { runWorkflowId } from '../src/temporal/ids';
 import { lastUserText, openaiText, type Responder } from '../test/helpers/fake-provider';
 import { childPids, cpuSeconds, get, hammer, inFlight, percentile, round } from './measure';
 import { startBenchStack, startChild } from './stack';
+import { parseArgs } from './args';
 import { benchServlets } from './servlets';
 import { benchMcp, MCP_BENCH_ENV, printMcp } from './mcp';
 import { benchLongRun, printLongRun } from './long';
@@ -34,20 +35,23 @@ const log = (msg: string) => process.stderr.write(`[bench] ${msg}\n`);
  * apart, and runs with one MCP call against runs with one servlet call.
  * `npm run bench -- console`: the console's run page with about 2,000 entries in headless Chromium, and followed runs'
  * cost (bench/console.ts).
- * `--profile` also writes V8 CPU profiles of the API and the worker processes.
+ * `--profile` also writes V8 CPU profiles of the API and the worker processes. `--temporal-memory`: the Temporal dev
+ * server keeps its database in memory instead of in a file as `npm run dev` does (results say which).
  */
 const PARTS = ['serial', 'throughput', 'closed', 'live', 'memory', 'servlets', 'mcp', 'mcp-server', 'long', 'slow', 'console'] as const;
-const chosen = process.argv.slice(2).filter((a) => !a.startsWith('-'));
+const args = parseArgs(process.argv.slice(2));
+const chosen = args.parts;
 for (const name of chosen) if (!(PARTS as readonly string[]).includes(name)) throw new Error(`unknown part "${name}"; the parts are ${PARTS.join(', ')}`);
-const profileDir = process.argv.includes('--profile') ? path.join(os.tmpdir(), `ptr-bench-profiles-${process.pid}`) : undefined;
+const profileDir = args.switches.has('--profile') ? path.join(os.tmpdir(), `ptr-bench-profiles-${process.pid}`) : undefined;
+const temporalStore = args.switches.has('--temporal-memory') ? 'memory' : 'file';
 const wanted = (part: (typeof PARTS)[number]) => chosen.length === 0 || chosen.includes(part);
 /** The memory part's heap snapshots of the API (kept: open them in Chrome DevTools). */
 const heapSnapshotDir = wanted('memory') ? fs.mkdtempSync(path.join(os.tmpdir(), 'ptr-bench-heap-')) : undefined;
 
 async function main() {
-  log('starting the stack (Temporal dev server, FerretDB, API and worker processes)...');
+  log(`starting the stack (Temporal dev server with its database in ${temporalStore === 'file' ? 'a file' : 'memory'}, FerretDB, API and worker processes)...`);
   installTemporalRuntime(createLogger({ level: 'warn', name: 'bench' }));
-  const s = await startBenchStack({ profileDir, heapSnapshotDir, env: wanted('mcp') ? MCP_BENCH_ENV : undefined });
+  const s = await startBenchStack({ profileDir, heapSnapshotDir, env: wanted('mcp') ? MCP_BENCH_ENV : undefined, temporalStore });
   try {
     await measure(s);
   } catch (err) {
@@ -136,6 +140,7 @@ async function measure(s: Awaited<ReturnType<typeof startBenchStack>>) {
   const results: Record<string, unknown> = {
     machine: `${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}, ${round(os.totalmem() / 2 ** 30, 0)} GiB, Node ${process.version}`,
     date: new Date().toISOString(),
+    temporal_store: s.temporalStore,
   };
 
   if (wanted('serial')) {
@@ -336,7 +341,7 @@ function printTable(r: any, file: string) {
   }
   const widths = [0, 1, 2, 3].map((i) => Math.max(...rows.map((row) => row[i]!.length), ['figure', 'ours', 'baseline', 'target'][i]!.length));
   const line = (cells: string[]) => `| ${cells.map((c, i) => c.padEnd(widths[i]!)).join(' | ')} |`;
-  console.log(`\nMachine: ${r.machine}\n`);
+  console.log(`\nMachine: ${r.machine}; Temporal dev server's database in ${r.temporal_store === 'file' ? 'a file (as npm run dev)' : 'memory (--temporal-memory)'}\n`);
   // Only the long or slow part chosen: each prints a table of its own.
   if (rows.length > 0) {
     console.log(line(['figure', 'ours', 'baseline', 'target']));
