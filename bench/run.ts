@@ -16,6 +16,7 @@ import { lastUserText, openaiText, type Responder } from '../test/helpers/fake-p
 import { childPids, cpuSeconds, get, hammer, inFlight, percentile, round } from './measure';
 import { startBenchStack, startChild } from './stack';
 import { parseArgs } from './args';
+import { benchScale, printScale } from './scale';
 import { benchServlets } from './servlets';
 import { benchMcp, MCP_BENCH_ENV, printMcp } from './mcp';
 import { benchLongRun, printLongRun } from './long';
@@ -35,10 +36,12 @@ const log = (msg: string) => process.stderr.write(`[bench] ${msg}\n`);
  * apart, and runs with one MCP call against runs with one servlet call.
  * `npm run bench -- console`: the console's run page with about 2,000 entries in headless Chromium, and followed runs'
  * cost (bench/console.ts).
+ * `npm run bench -- scale`: runs/s with 32, 256 and 1,000 runs in flight beside the bare workflow (bench/scale.ts;
+ * `--scale-sizes 32,256`, `--scale-runs 64` for a smoke run)..
  * `--profile` also writes V8 CPU profiles of the API and the worker processes. `--temporal-memory`: the Temporal dev
  * server keeps its database in memory instead of in a file as `npm run dev` does (results say which).
  */
-const PARTS = ['serial', 'throughput', 'closed', 'live', 'memory', 'servlets', 'mcp', 'mcp-server', 'long', 'slow', 'console'] as const;
+const PARTS = ['serial', 'throughput', 'closed', 'live', 'memory', 'servlets', 'mcp', 'mcp-server', 'long', 'slow', 'console', 'scale'] as const;
 const args = parseArgs(process.argv.slice(2));
 const chosen = args.parts;
 for (const name of chosen) if (!(PARTS as readonly string[]).includes(name)) throw new Error(`unknown part "${name}"; the parts are ${PARTS.join(', ')}`);
@@ -292,6 +295,10 @@ async function measure(s: Awaited<ReturnType<typeof startBenchStack>>) {
     log('the console: a run page with about 2,000 entries in headless Chromium; followed runs against unfollowed ones...');
     results.console = await benchConsole({ stack: s, api, pids, otherwise: echo, log, session });
   }
+  if (wanted('scale')) {
+    log('scale: runs/s with 32, 256 and 1,000 runs in flight, each beside the bare workflow at the same load...');
+    results.scale = await benchScale({ stack: s, api, pids, otherwise: echo, log }, { sizes: args.numbers('--scale-sizes'), runsPerRound: args.numbers('--scale-runs')?.[0] });
+  }
   results.triggersRetriedAfter503 = retried503;
 
   // A partial run (some parts named) does not overwrite the full figures.
@@ -357,6 +364,7 @@ function printTable(r: any, file: string) {
   if (r.longRun) printLongRun(r.longRun);
   if (r.slowModel) printSlowModel(r.slowModel);
   if (r.console) printConsole(r.console);
+  if (r.scale) printScale(r.scale);
   console.log(`\nWritten to ${file}`);
 }
 
