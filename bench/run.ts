@@ -17,6 +17,7 @@ import { childPids, cpuSeconds, get, hammer, inFlight, percentile, round } from 
 import { startBenchStack, startChild } from './stack';
 import { parseArgs } from './args';
 import { benchScale, printScale } from './scale';
+import { benchFairness, printFairness } from './fairness';
 import { benchServlets } from './servlets';
 import { benchMcp, MCP_BENCH_ENV, printMcp } from './mcp';
 import { benchLongRun, printLongRun } from './long';
@@ -37,11 +38,12 @@ const log = (msg: string) => process.stderr.write(`[bench] ${msg}\n`);
  * `npm run bench -- console`: the console's run page with about 2,000 entries in headless Chromium, and followed runs'
  * cost (bench/console.ts).
  * `npm run bench -- scale`: runs/s with 32, 256 and 1,000 runs in flight beside the bare workflow (bench/scale.ts;
- * `--scale-sizes 32,256`, `--scale-runs 64` for a smoke run)..
+ * `--scale-sizes 32,256`, `--scale-runs 64` for a smoke run). `npm run bench -- fairness`: one user's runs while
+ * another floods the service (bench/fairness.ts; `--flood 100`).
  * `--profile` also writes V8 CPU profiles of the API and the worker processes. `--temporal-memory`: the Temporal dev
  * server keeps its database in memory instead of in a file as `npm run dev` does (results say which).
  */
-const PARTS = ['serial', 'throughput', 'closed', 'live', 'memory', 'servlets', 'mcp', 'mcp-server', 'long', 'slow', 'console', 'scale'] as const;
+const PARTS = ['serial', 'throughput', 'closed', 'live', 'memory', 'servlets', 'mcp', 'mcp-server', 'long', 'slow', 'console', 'scale', 'fairness'] as const;
 const args = parseArgs(process.argv.slice(2));
 const chosen = args.parts;
 for (const name of chosen) if (!(PARTS as readonly string[]).includes(name)) throw new Error(`unknown part "${name}"; the parts are ${PARTS.join(', ')}`);
@@ -299,6 +301,10 @@ async function measure(s: Awaited<ReturnType<typeof startBenchStack>>) {
     log('scale: runs/s with 32, 256 and 1,000 runs in flight, each beside the bare workflow at the same load...');
     results.scale = await benchScale({ stack: s, api, pids, otherwise: echo, log }, { sizes: args.numbers('--scale-sizes'), runsPerRound: args.numbers('--scale-runs')?.[0] });
   }
+  if (wanted('fairness')) {
+    log('fairness: a user\'s runs one a second, idle and while another user floods the service (200 ms model)...');
+    results.fairness = await benchFairness({ stack: s, api, pids, otherwise: echo, log }, { flood: args.numbers('--flood')?.[0] });
+  }
   results.triggersRetriedAfter503 = retried503;
 
   // A partial run (some parts named) does not overwrite the full figures.
@@ -365,6 +371,7 @@ function printTable(r: any, file: string) {
   if (r.slowModel) printSlowModel(r.slowModel);
   if (r.console) printConsole(r.console);
   if (r.scale) printScale(r.scale);
+  if (r.fairness) printFairness(r.fairness);
   console.log(`\nWritten to ${file}`);
 }
 
