@@ -49,6 +49,8 @@ export interface FloodRound {
   /** Since A's first trigger: all A's triggers answered, all A's runs closed. */
   floodTriggeredSeconds?: number;
   floodClosedSeconds?: number;
+  /** A's triggers answered 503 (Temporal or the database busy) and tried again, as a client would. */
+  retried503?: number;
   failedTriggers?: number;
   firstFailure?: string;
 }
@@ -132,7 +134,7 @@ export async function benchFairness({ stack, pids, otherwise, log }: PartDeps, o
       log(`  ${label}: B's p50 ${bMs.p50} ms, p99 ${bMs.p99} ms (${met ? 'met' : 'not met'}); A's runs open when B started ${r.openAtBStart}, when B ended ${r.openAtBEnd}; A's all closed after ${r.closedSeconds} s`);
       rounds.push({
         label, priority, bMs, met, bNotReady: r.b.notReady.length, firstBNotReady: r.b.notReady[0], floodOpenAtBStart: r.openAtBStart, floodOpenAtBEnd: r.openAtBEnd,
-        floodTriggeredSeconds: r.triggeredSeconds, floodClosedSeconds: r.closedSeconds, failedTriggers: r.failures.length, firstFailure: r.failures[0],
+        floodTriggeredSeconds: r.triggeredSeconds, floodClosedSeconds: r.closedSeconds, failedTriggers: r.failures.length, firstFailure: r.failures[0], retried503: r.retried503,
       });
     }
     return { modelMs: MODEL_MS, flood, bRuns: B_RUNS, idle, targetMs, rounds };
@@ -153,6 +155,7 @@ async function floodRound(p: {
   const limit = pLimit(FLOOD_CONCURRENCY);
   const failures: string[] = [];
   let triggered = 0;
+  let retried503 = 0;
   let closed = 0;
   let halfIn = () => {};
   const half = new Promise<void>((r) => (halfIn = r));
@@ -161,7 +164,8 @@ async function floodRound(p: {
   const flood = Promise.all(
     Array.from({ length: p.flood }, async (_, i) => {
       const run = `${p.prefix}-a-${i}`;
-      const { failure } = await limit(() => trigger(p.signedA, run));
+      const { failure, retried } = await limit(() => trigger(p.signedA, run));
+      retried503 += retried;
       if (failure) failures.push(failure);
       if (++triggered === Math.ceil(p.flood / 2)) halfIn();
       if (triggered === p.flood) triggeredAt = performance.now();
@@ -176,7 +180,7 @@ async function floodRound(p: {
   const openAtBEnd = triggered - failures.length - closed;
   await flood;
   const closedSeconds = round((performance.now() - began) / 1000);
-  return { b, openAtBStart, openAtBEnd, triggeredSeconds: round((triggeredAt - began) / 1000), closedSeconds, failures };
+  return { b, openAtBStart, openAtBEnd, triggeredSeconds: round((triggeredAt - began) / 1000), closedSeconds, failures, retried503 };
 }
 
 /** The part's table and verdict, for bench/run.ts's output. */
@@ -192,7 +196,7 @@ export function printFairness(r: FairnessFigures) {
     console.log(
       `- ${f.label}: B p50 ${f.bMs!.p50} ms, p99 ${f.bMs!.p99} ms, max ${f.bMs!.max} ms: ${f.met ? 'met' : 'not met'}` +
         ` (A's runs open when B started ${f.floodOpenAtBStart}, when it ended ${f.floodOpenAtBEnd}; A's triggers answered after` +
-        ` ${f.floodTriggeredSeconds} s, A's runs all closed after ${f.floodClosedSeconds} s; B not ready ${f.bNotReady}, A's triggers failed ${f.failedTriggers})`,
+        ` ${f.floodTriggeredSeconds} s, A's runs all closed after ${f.floodClosedSeconds} s; B not ready ${f.bNotReady}; A's 503s retried ${f.retried503}, triggers failed ${f.failedTriggers})`,
     );
     if (f.firstFailure) console.log(`  first failed trigger of A: ${f.firstFailure}`);
     if (f.firstBNotReady) console.log(`  first of B's runs not ready: ${f.firstBNotReady}`);

@@ -45,6 +45,8 @@ export interface SideFigures {
   runsPerSecond: number;
   wholeRoundsPerSecond: number;
   cpuMsPerRun: Record<string, number>;
+  /** Triggers answered 503 (Temporal or the database busy) and tried again, as a client would. */
+  retried503: number;
   failedTriggers: number;
   firstFailure?: string;
   notReady: number;
@@ -76,7 +78,11 @@ export async function benchScale({ stack, api, pids, log }: PartDeps, options: {
   const workflowId = (run: string) => runWorkflowId({ owner: 'bench', profile: 'default', task: TASK, run });
   const sides: Record<Side, How> = {
     ours: {
-      start: async (run) => (await trigger(made.signed, run)).failure,
+      start: async (run, totals) => {
+        const { failure, retried } = await trigger(made.signed, run);
+        totals.retried503 += retried;
+        return failure;
+      },
       close: (run) => waitForRun(stack.client, workflowId(run)),
       check: async (runs) => {
         const limit = pLimit(10);
@@ -130,12 +136,12 @@ export async function benchScale({ stack, api, pids, log }: PartDeps, options: {
  * ELSEWHERE, or undefined) and, after the round, checks the records of the runs closed elsewhere (why each is not ready).
  */
 interface How {
-  start: (id: string) => Promise<string | undefined>;
+  start: (id: string, totals: Totals) => Promise<string | undefined>;
   close: (id: string) => Promise<string | undefined>;
   check?: (ids: string[]) => Promise<string[]>;
 }
 
-const emptyTotals = () => ({ closed: 0, steadyCloses: 0, steadySeconds: 0, seconds: 0, cpuSeconds: {} as Record<string, number>, failures: [] as string[], notReady: [] as string[], closedElsewhere: 0 });
+const emptyTotals = () => ({ closed: 0, steadyCloses: 0, steadySeconds: 0, seconds: 0, cpuSeconds: {} as Record<string, number>, failures: [] as string[], notReady: [] as string[], closedElsewhere: 0, retried503: 0 });
 type Totals = ReturnType<typeof emptyTotals>;
 
 /** One round: `runs` runs with `n` in flight, a new one started as each closes. Adds what it saw to `totals`. */
@@ -148,7 +154,7 @@ async function keepInFlight(n: number, runs: number, side: Side, name: (i: numbe
   await Promise.all(
     Array.from({ length: runs }, (_, i) =>
       slots(async () => {
-        const failure = await starts(() => how.start(name(i)));
+        const failure = await starts(() => how.start(name(i), totals));
         if (failure) {
           totals.failures.push(failure);
           return;
@@ -180,6 +186,7 @@ function sideFigures(t: Totals): SideFigures {
     runsPerSecond: round(t.steadySeconds > 0 ? t.steadyCloses / t.steadySeconds : whole),
     wholeRoundsPerSecond: round(whole),
     cpuMsPerRun: Object.fromEntries(Object.entries(t.cpuSeconds).map(([k, s]) => [k, round((s * 1000) / Math.max(1, t.closed))])),
+    retried503: t.retried503,
     failedTriggers: t.failures.length,
     firstFailure: t.failures[0],
     notReady: t.notReady.length,
@@ -207,8 +214,9 @@ export function printScale(r: ScaleFigures) {
   console.log(line(header));
   console.log(`|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`);
   for (const row of rows) console.log(line(row));
+  console.log("bare's worker runs inside the bench process (its CPU is under bench); machine: every process of the machine, other users' too");
   for (const l of r.loads) {
-    console.log(`${l.inFlight} in flight: ${l.ours.closedElsewhere} of ours closed by the model call's end (the workflow returned closedElsewhere; their records checked)`);
+    console.log(`${l.inFlight} in flight: ${l.ours.closedElsewhere} of ours closed by the model call's end (the workflow returned closedElsewhere; their records checked); ${l.ours.retried503} triggers answered 503 and were retried`);
     if (l.ours.failedTriggers || l.ours.notReady) {
       console.log(`${l.inFlight} in flight: ${l.ours.failedTriggers} triggers failed (first: ${l.ours.firstFailure ?? '—'}), ${l.ours.notReady} runs not ready (first: ${l.ours.firstNotReady ?? '—'})`);
     }
