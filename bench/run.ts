@@ -15,6 +15,9 @@ import { runWorkflowId } from '../src/temporal/ids';
 import { lastUserText, openaiText, type Responder } from '../test/helpers/fake-provider';
 import { childPids, cpuSeconds, get, hammer, inFlight, percentile, round } from './measure';
 import { startBenchStack, startChild } from './stack';
+import { parseArgs } from './args';
+import { benchScale, printScale } from './scale';
+import { benchFairness, printFairness } from './fairness';
 import { benchServlets } from './servlets';
 import { benchMcp, MCP_BENCH_ENV, printMcp } from './mcp';
 import { benchLongRun, printLongRun } from './long';
@@ -34,20 +37,26 @@ const log = (msg: string) => process.stderr.write(`[bench] ${msg}\n`);
  * apart, and runs with one MCP call against runs with one servlet call.
  * `npm run bench -- console`: the console's run page with about 2,000 entries in headless Chromium, and followed runs'
  * cost (bench/console.ts).
- * `--profile` also writes V8 CPU profiles of the API and the worker processes.
+ * `npm run bench -- scale`: runs/s with 32, 256 and 1,000 runs in flight beside the bare workflow (bench/scale.ts;
+ * `--scale-sizes 32,256`, `--scale-runs 64` for a smoke run). `npm run bench -- fairness`: one user's runs while
+ * another floods the service (bench/fairness.ts; `--flood 100`).
+ * `--profile` also writes V8 CPU profiles of the API and the worker processes. `--temporal-memory`: the Temporal dev
+ * server keeps its database in memory instead of in a file as `npm run dev` does (results say which).
  */
-const PARTS = ['serial', 'throughput', 'closed', 'live', 'memory', 'servlets', 'mcp', 'mcp-server', 'long', 'slow', 'console'] as const;
-const chosen = process.argv.slice(2).filter((a) => !a.startsWith('-'));
+const PARTS = ['serial', 'throughput', 'closed', 'live', 'memory', 'servlets', 'mcp', 'mcp-server', 'long', 'slow', 'console', 'scale', 'fairness'] as const;
+const args = parseArgs(process.argv.slice(2));
+const chosen = args.parts;
 for (const name of chosen) if (!(PARTS as readonly string[]).includes(name)) throw new Error(`unknown part "${name}"; the parts are ${PARTS.join(', ')}`);
-const profileDir = process.argv.includes('--profile') ? path.join(os.tmpdir(), `ptr-bench-profiles-${process.pid}`) : undefined;
+const profileDir = args.switches.has('--profile') ? path.join(os.tmpdir(), `ptr-bench-profiles-${process.pid}`) : undefined;
+const temporalStore = args.switches.has('--temporal-memory') ? 'memory' : 'file';
 const wanted = (part: (typeof PARTS)[number]) => chosen.length === 0 || chosen.includes(part);
 /** The memory part's heap snapshots of the API (kept: open them in Chrome DevTools). */
 const heapSnapshotDir = wanted('memory') ? fs.mkdtempSync(path.join(os.tmpdir(), 'ptr-bench-heap-')) : undefined;
 
 async function main() {
-  log('starting the stack (Temporal dev server, FerretDB, API and worker processes)...');
+  log(`starting the stack (Temporal dev server with its database in ${temporalStore === 'file' ? 'a file' : 'memory'}, FerretDB, API and worker processes)...`);
   installTemporalRuntime(createLogger({ level: 'warn', name: 'bench' }));
-  const s = await startBenchStack({ profileDir, heapSnapshotDir, env: wanted('mcp') ? MCP_BENCH_ENV : undefined });
+  const s = await startBenchStack({ profileDir, heapSnapshotDir, env: wanted('mcp') ? MCP_BENCH_ENV : undefined, temporalStore });
   try {
     await measure(s);
   } catch (err) {
@@ -136,6 +145,7 @@ async function measure(s: Awaited<ReturnType<typeof startBenchStack>>) {
   const results: Record<string, unknown> = {
     machine: `${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}, ${round(os.totalmem() / 2 ** 30, 0)} GiB, Node ${process.version}`,
     date: new Date().toISOString(),
+    temporal_store: s.temporalStore,
   };
 
   if (wanted('serial')) {
@@ -287,6 +297,14 @@ async function measure(s: Awaited<ReturnType<typeof startBenchStack>>) {
     log('the console: a run page with about 2,000 entries in headless Chromium; followed runs against unfollowed ones...');
     results.console = await benchConsole({ stack: s, api, pids, otherwise: echo, log, session });
   }
+  if (wanted('scale')) {
+    log('scale: runs/s with 32, 256 and 1,000 runs in flight, each beside the bare workflow at the same load...');
+    results.scale = await benchScale({ stack: s, api, pids, otherwise: echo, log }, { sizes: args.numbers('--scale-sizes'), runsPerRound: args.numbers('--scale-runs')?.[0] });
+  }
+  if (wanted('fairness')) {
+    log('fairness: a user\'s runs one a second, idle and while another user floods the service (200 ms model)...');
+    results.fairness = await benchFairness({ stack: s, api, pids, otherwise: echo, log }, { flood: args.numbers('--flood')?.[0] });
+  }
   results.triggersRetriedAfter503 = retried503;
 
   // A partial run (some parts named) does not overwrite the full figures.
@@ -336,7 +354,7 @@ function printTable(r: any, file: string) {
   }
   const widths = [0, 1, 2, 3].map((i) => Math.max(...rows.map((row) => row[i]!.length), ['figure', 'ours', 'baseline', 'target'][i]!.length));
   const line = (cells: string[]) => `| ${cells.map((c, i) => c.padEnd(widths[i]!)).join(' | ')} |`;
-  console.log(`\nMachine: ${r.machine}\n`);
+  console.log(`\nMachine: ${r.machine}; Temporal dev server's database in ${r.temporal_store === 'file' ? 'a file (as npm run dev)' : 'memory (--temporal-memory)'}\n`);
   // Only the long or slow part chosen: each prints a table of its own.
   if (rows.length > 0) {
     console.log(line(['figure', 'ours', 'baseline', 'target']));
@@ -352,6 +370,8 @@ function printTable(r: any, file: string) {
   if (r.longRun) printLongRun(r.longRun);
   if (r.slowModel) printSlowModel(r.slowModel);
   if (r.console) printConsole(r.console);
+  if (r.scale) printScale(r.scale);
+  if (r.fairness) printFairness(r.fairness);
   console.log(`\nWritten to ${file}`);
 }
 

@@ -43,20 +43,30 @@ export interface PartDeps {
 }
 
 /**
+ * Where the Temporal dev server keeps its database: `file`, a SQLite file as `npm run dev` keeps it (src/cli/dev.ts,
+ * `--db-filename`), here in a temporary directory deleted when the stack stops; `memory`, in memory (faster, but
+ * what nobody runs).
+ */
+export type TemporalStore = 'file' | 'memory';
+
+/**
  * The dev stack with an instant fake provider: Temporal dev server, FerretDB, API and worker as processes.
  * `heapSnapshotDir`: the API writes a V8 heap snapshot there on SIGUSR2. `env`: more settings for the API and the
- * worker (the mcp part's MCP_ALLOWLIST).
+ * worker (the mcp part's MCP_ALLOWLIST). `temporalStore`: `file` unless told.
  */
-export async function startBenchStack(options: { profileDir?: string; heapSnapshotDir?: string; env?: Record<string, string> } = {}) {
+export async function startBenchStack(options: { profileDir?: string; heapSnapshotDir?: string; env?: Record<string, string>; temporalStore?: TemporalStore } = {}) {
   if (!testEnv.temporalCli || !testEnv.ferretdbBin) throw new Error('run scripts/install-tools.sh first (npm run tools)');
+  const temporalStore = options.temporalStore ?? 'file';
   const fake = await startFakeProvider();
   const ferret = await startFerretDb(testEnv.ferretdbBin);
+  const temporalDir = temporalStore === 'file' ? fs.mkdtempSync(path.join(os.tmpdir(), 'ptr-bench-temporal-')) : undefined;
   // The server's Prometheus metrics (requests and persistence operations by kind) on a port the bench knows.
   const temporalMetricsPort = await freePort();
   const temporal = await TestWorkflowEnvironment.createLocal({
     server: {
       executable: { type: 'existing-path', path: testEnv.temporalCli },
       ip: '127.0.0.1',
+      dbFilename: temporalDir && path.join(temporalDir, 'temporal.db'),
       searchAttributes: SEARCH_ATTRIBUTES,
       // Fairness on, as everywhere (docs/fairness.md): an eagerly dispatched first activity skips matching, so a flood
       // measured here is ordered fairly at its workflow tasks and later activities, not at each run's first activity.
@@ -107,6 +117,7 @@ export async function startBenchStack(options: { profileDir?: string; heapSnapsh
     env,
     apiUrl: `http://127.0.0.1:${port}`,
     fake,
+    temporalStore,
     client: temporal.client,
     temporalMetricsUrl: `http://127.0.0.1:${temporalMetricsPort}/metrics`,
     workerMetricsUrl: `http://127.0.0.1:${workerHttpPort}/metrics`,
@@ -120,6 +131,7 @@ export async function startBenchStack(options: { profileDir?: string; heapSnapsh
       for (const c of [api, worker]) c.kill('SIGTERM');
       await Promise.all([api, worker].map((c) => new Promise((r) => (c.exitCode !== null ? r(null) : c.once('exit', r)))));
       await temporal.teardown();
+      if (temporalDir) fs.rmSync(temporalDir, { recursive: true, force: true });
       await ferret.stop();
       await fake.close();
     },
