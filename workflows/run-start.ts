@@ -4,7 +4,7 @@ import { isTemplateFailure } from '../src/contract/failures';
 import type { FirstModelCall, PreparedRun, StartedRun } from '../src/contract/types';
 import { PREPARE } from './limits';
 import { RunFailed } from './run-clock';
-import { recordClosed, type Answer, type RunParts, type RunSteps } from './run-steps';
+import { RecordClosed, recordClosed, type Answer, type RunParts, type RunSteps } from './run-steps';
 
 /** How the run's first model call came out (`firstCall`). */
 export interface FirstOutcome {
@@ -74,7 +74,13 @@ export class RunStart {
         (result) => ({ result }),
         (err: unknown) => ({ err }),
       );
-    await this.recordWhenSlow(call);
+    try {
+      await this.recordWhenSlow(call);
+    } catch (err) {
+      // Its write of `running` found the record closed: by the call's own end, written meanwhile (runs with
+      // `firstCallEnds`), when the call's outcome says so; otherwise the record's account stands.
+      if (!(err instanceof RecordClosed && input.firstCallEnds) || !endedRun(await call)) throw err;
+    }
     const outcome = await call;
     if ('err' in outcome) {
       const { err } = outcome;
@@ -206,3 +212,6 @@ export class RunStart {
     return { answer };
   }
 }
+
+/** Whether a first call's outcome is an answer it recorded as the run's end (`endsRun`). */
+const endedRun = (outcome: { result: FirstModelCall } | { err: unknown }) => 'result' in outcome && !('unprepared' in outcome.result) && outcome.result.finishedAt !== undefined;

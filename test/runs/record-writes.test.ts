@@ -84,6 +84,23 @@ describe('runs: the writes of a run\'s record by its worker', () => {
     }
   });
 
+  it('ends ready, in its workflow as in its record, a run whose first call writes its end while the workflow writes it running', async function () {
+    this.timeout(120_000);
+    // The workflow writes `running` 20 ms into the first call, which answers 0 to 40 ms in and writes the run's end:
+    // of 40 runs at once, some have the two writes cross (the end first, so the `running` write finds the record closed).
+    const { api, trigger, stop } = await setUp({ RUN_START_WRITE_DELAY_MS: '20' });
+    try {
+      let n = 0;
+      getStack().fake.script(() => ({ ...openaiText('done'), delayMs: (n++ * 7) % 41 }));
+      const runs = await Promise.all(Array.from({ length: 40 }, (_, i) => trigger(`cross-${i}`)));
+      const outcomes = await Promise.all(runs.map((run) => getStack().temporal.workflow.getHandle(run.id).result()));
+      expect(outcomes.filter((o) => o.status !== 'ready' || o.closedElsewhere), 'workflows that did not end ready on their own answer').to.deep.equal([]);
+      for (const run of runs) expect((await waitForRun(api, run.url)).status).to.equal('ready');
+    } finally {
+      await stop();
+    }
+  });
+
   it('records a run running while a slow model thinks (its entries come with the answer, as the run\'s view has them); then its end', async () => {
     const { api, trigger, stop } = await setUp({ RUN_START_WRITE_DELAY_MS: '100' });
     try {
