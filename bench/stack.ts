@@ -6,7 +6,7 @@ import path from 'node:path';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { SEARCH_ATTRIBUTES } from '../src/temporal/search-attributes';
-import { devServerDynamicConfigFlags } from '../src/temporal/dev-server-config';
+import { devServerDynamicConfigFlags, devServerSqliteFlags } from '../src/temporal/dev-server-config';
 import { testEnv } from '../test/helpers/env';
 import { startFerretDb } from '../test/helpers/ferretdb';
 import { startFakeProvider, type Responder } from '../test/helpers/fake-provider';
@@ -70,7 +70,7 @@ export async function startBenchStack(options: { profileDir?: string; heapSnapsh
       searchAttributes: SEARCH_ATTRIBUTES,
       // Fairness on, as everywhere (docs/fairness.md): an eagerly dispatched first activity skips matching, so a flood
       // measured here is ordered fairly at its workflow tasks and later activities, not at each run's first activity.
-      extraArgs: [...devServerDynamicConfigFlags(), '--log-level', 'error', '--metrics-port', String(temporalMetricsPort)],
+      extraArgs: [...devServerDynamicConfigFlags(), ...(temporalDir ? devServerSqliteFlags() : []), '--log-level', 'error', '--metrics-port', String(temporalMetricsPort)],
     },
   });
   const port = await freePort();

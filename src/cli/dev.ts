@@ -16,7 +16,7 @@ import { connectDb } from '../store/connect';
 import { createSession } from '../store/sessions';
 import { createSignInLink, signInUrl } from '../store/sign-in-links';
 import { searchAttributeFlags } from '../temporal/search-attributes';
-import { devServerDynamicConfigFlags } from '../temporal/dev-server-config';
+import { devServerDynamicConfigFlags, devServerSqliteFlags } from '../temporal/dev-server-config';
 import { assertPortFree, ferretDbArgs, portOpen, ProcessGroup, waitFor } from './dev-processes';
 import { removeDevStack, resolveDataDir, writeDevStack } from './dev-stack-file';
 import { dropUnreachableStacks, registerStack, stacksDir, unregisterStack } from './stack-registry';
@@ -95,7 +95,7 @@ async function main() {
         [
           'server', 'start-dev', '--ip', '127.0.0.1', '--port', String(dev.DEV_TEMPORAL_PORT),
           '--ui-port', String(dev.DEV_TEMPORAL_UI_PORT), '--ui-codec-endpoint', codecEndpoint,
-          '--db-filename', path.join(dataDir, 'temporal.db'),
+          '--db-filename', path.join(dataDir, 'temporal.db'), ...devServerSqliteFlags(),
           '--log-level', 'error', ...devServerDynamicConfigFlags(),
           ...searchAttributeFlags(),
         ],

@@ -14,3 +14,20 @@ export const DEV_SERVER_DYNAMIC_CONFIG = {
 
 /** `temporal server start-dev` flags for DEV_SERVER_DYNAMIC_CONFIG. */
 export const devServerDynamicConfigFlags = () => Object.entries(DEV_SERVER_DYNAMIC_CONFIG).flatMap(([key, value]) => ['--dynamic-config-value', `${key}=${value}`]);
+
+/**
+ * The SQLite settings of a dev server that keeps its data in a file (`npm run dev`, the bench, the tests' restartable
+ * server). The server's defaults are SQLite's: a rollback journal, and a commit that waits for the disk twice; with a
+ * write-ahead log and `synchronous=normal` a commit appends to the log and waits for nothing, readers do not block the
+ * writer, and a crash of any process loses nothing (a power loss may lose the last moments' commits, never the file),
+ * as FerretDB's settings in src/cli/dev-processes.ts. `busy_timeout` lets a connection wait for the writer's lock
+ * rather than fail at once.
+ */
+export const DEV_SERVER_SQLITE_PRAGMAS = {
+  journal_mode: 'wal',
+  synchronous: 'normal',
+  busy_timeout: '10000',
+} as const;
+
+/** `temporal server start-dev` flags for DEV_SERVER_SQLITE_PRAGMAS (only with `--db-filename`). */
+export const devServerSqliteFlags = () => Object.entries(DEV_SERVER_SQLITE_PRAGMAS).flatMap(([key, value]) => ['--sqlite-pragma', `${key}=${value}`]);

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { Connection } from '@temporalio/client';
 import { ferretDbArgs, waitFor } from '../../src/cli/dev-processes';
 import { searchAttributeFlags } from '../../src/temporal/search-attributes';
-import { devServerDynamicConfigFlags } from '../../src/temporal/dev-server-config';
+import { devServerDynamicConfigFlags, devServerSqliteFlags } from '../../src/temporal/dev-server-config';
 import { childEnv } from './env';
 import { waitForPort } from './net';
 
@@ -204,7 +204,7 @@ export function temporalDevSpec(options: { cli: string; port: number; dbFile?: s
     command: options.cli,
     args: [
       'server', 'start-dev', '--ip', '127.0.0.1', '--port', String(options.port), '--headless',
-      ...(options.dbFile ? ['--db-filename', options.dbFile] : []),
+      ...(options.dbFile ? ['--db-filename', options.dbFile, ...devServerSqliteFlags()] : []),
       '--log-level', options.logLevel ?? 'error',
       ...devServerDynamicConfigFlags(), ...searchAttributeFlags(),
     ],
