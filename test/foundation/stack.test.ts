@@ -68,7 +68,7 @@ describe('the real stack', () => {
         await insertRun(db.models, { identity: { ...task, run: `r${i}` }, taskId: new Types.ObjectId(), taskVersion: 1, runner: 'r', payload: {}, at });
       }
       const runs = db.models.Run.collection.collectionName;
-      const find = { find: runs, filter: { ...task, ...extra() }, sort: { created_at: -1, _id: -1 }, limit: 2 };
+      const find = { find: runs, filter: { ...task, ...extra() }, sort: { created_at: -1 as const, _id: -1 as const }, limit: 2 };
       const plan = await db.conn.db!.command({ explain: find });
       const text = JSON.stringify(plan.queryPlanner ?? {});
       if (plan.ferretdbVersion === undefined && plan.serverInfo?.ferretdbVersion === undefined) {
