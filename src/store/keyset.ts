@@ -47,10 +47,16 @@ const isSortKey =
 export const keysetCursor = (item: { created_at: Date }, tieBreakers: readonly string[]) =>
   encodeCursor([item.created_at.getTime(), ...tieBreakers.map((f) => String((item as Record<string, unknown>)[f]))]);
 
+/** The sort key in `cursor`: its time, then a string per tie breaker; throws a 400 naming `cursor` for any other value. */
+export function cursorKey(cursor: string, tieBreakers: readonly string[]): [Date, ...string[]] {
+  const [ms, ...rest] = decodeCursor(cursor, isSortKey(tieBreakers));
+  return [new Date(ms), ...rest];
+}
+
 /** The filter that selects items strictly after `cursor` in (created_at, ...tieBreakers) order (1 ascending, -1 descending). */
 function afterCursor(cursor: string, tieBreakers: readonly string[], order: 1 | -1): Record<string, unknown> {
-  const [ms, ...rest] = decodeCursor(cursor, isSortKey(tieBreakers));
-  const fields: Array<[string, unknown]> = [['created_at', new Date(ms)], ...tieBreakers.map((f, i) => [f, rest[i]] as [string, unknown])];
+  const [at, ...rest] = cursorKey(cursor, tieBreakers);
+  const fields: Array<[string, unknown]> = [['created_at', at], ...tieBreakers.map((f, i) => [f, rest[i]] as [string, unknown])];
   return {
     $or: fields.map((_, i) => {
       const clause: Record<string, unknown> = {};

@@ -2,7 +2,7 @@ import mongoose, { type Types } from 'mongoose';
 import type { HeldEntry, Message, RunIdentity, RunRef, RunStatus, RunUsage } from '../contract/types';
 import { isTerminal, runWorkflowId, TERMINAL } from '../contract/constants';
 import { isDuplicateKey, retryWhileBusy } from './connect';
-import { keysetCursor, keysetQuery, type PageRequest } from './keyset';
+import { cursorKey, keysetCursor, keysetQuery, type PageRequest } from './keyset';
 import type { Models } from './models';
 import { PAGE_SIZE, readPaged, writePages, type PageVersions } from './run-content';
 
@@ -225,8 +225,16 @@ export async function deleteRunRecord(models: Models, runId: string): Promise<vo
  */
 export async function listRuns(models: Models, task: { owner: string; profile: string; task: string }, page: PageRequest, statuses?: readonly RunStatus[]) {
   const status = statuses === undefined ? {} : { status: statuses.length === 1 ? statuses[0] : { $in: statuses } };
-  const q = keysetQuery({ owner: task.owner, profile: task.profile, task: task.task, ...status }, page, RUN_TIE_BREAKERS, -1);
-  return q.finish(await models.Run.find(q.where).sort(q.sort).limit(q.limit).lean());
+  const filter = { owner: task.owner, profile: task.profile, task: task.task, ...status };
+  const q = keysetQuery(filter, { limit: page.limit }, RUN_TIE_BREAKERS, -1);
+  const find = (where: Record<string, unknown>, limit: number) => models.Run.find(where).sort(q.sort).limit(limit).lean();
+  if (!page.cursor) return q.finish(await find(filter, q.limit));
+  // After a cursor: the runs of its time after its `_id`, then the older ones. Two queries of equalities and a range
+  // on the index's fields, where one `$or` of both would make FerretDB read the whole task (docs/ferretdb.md).
+  const [at, id] = cursorKey(page.cursor, RUN_TIE_BREAKERS);
+  const ties = await find({ ...filter, created_at: at, _id: { $lt: id } }, q.limit);
+  const older = ties.length < q.limit ? await find({ ...filter, created_at: { $lt: at } }, q.limit - ties.length) : [];
+  return q.finish([...ties, ...older]);
 }
 
 const RUN_TIE_BREAKERS = ['_id'];

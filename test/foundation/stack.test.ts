@@ -1,6 +1,8 @@
 import { expect } from 'chai';
 import OpenAI from 'openai';
 import Anthropic from '@anthropic-ai/sdk';
+import { Types } from 'mongoose';
+import { insertRun } from '../../src/store/runs';
 import { getStack } from '../helpers/stack';
 import { anthropicToolUse, openaiToolCall } from '../helpers/fake-provider';
 
@@ -49,6 +51,36 @@ describe('the real stack', () => {
       // release reads "SCAN".
       expect(text).to.match(/SEARCH \S+ USING INDEX \S+__id_/);
       expect(text).not.to.match(/\bSCAN\b/);
+    });
+  }
+
+  // A task's run list (store/runs.ts listRuns): equalities on the task, newest first, a page plus one; after a cursor,
+  // a range on created_at. Our build searches the run list's index for them and reads only the page's documents.
+  for (const [what, extra] of [
+    ['the first page', () => ({})],
+    ['a page after a cursor', () => ({ created_at: { $lt: new Date() } })],
+  ] as const) {
+    it(`reads ${what} of a task's run list through its index, not by scanning the collection`, async () => {
+      const { db } = getStack();
+      const task = { owner: 'stack-list', profile: 'p', task: `t${Date.now()}` };
+      for (let i = 0; i < 3; i++) {
+        const at = new Date(Date.now() - 1000 + i);
+        await insertRun(db.models, { identity: { ...task, run: `r${i}` }, taskId: new Types.ObjectId(), taskVersion: 1, runner: 'r', payload: {}, at });
+      }
+      const runs = db.models.Run.collection.collectionName;
+      const find = { find: runs, filter: { ...task, ...extra() }, sort: { created_at: -1 as const, _id: -1 as const }, limit: 2 };
+      const plan = await db.conn.db!.command({ explain: find });
+      const text = JSON.stringify(plan.queryPlanner ?? {});
+      if (plan.ferretdbVersion === undefined && plan.serverInfo?.ferretdbVersion === undefined) {
+        expect(text).to.match(/IXSCAN/);
+        return;
+      }
+      // SQLite's plan: the index's three equalities and the range that keeps the first two runs (and their ties),
+      // where a build without the pushdown (scripts/install-tools.sh) reads "SCAN".
+      expect(text).to.match(/SEARCH \S+ USING INDEX \S+_owner_1_profile_1_task_1_created_at_-1 \(<expr>=\? AND <expr>=\? AND <expr>=\? AND <expr>>\?/);
+      expect(text).not.to.match(/\bSCAN\b/);
+      const names = (await db.models.Run.find(find.filter).sort(find.sort).limit(2).lean()).map((r) => r.name);
+      expect(names).to.deep.equal(['r2', 'r1']);
     });
   }
 

@@ -26,7 +26,7 @@ function node24(): string | undefined {
 /** The one place the tests read their own environment: which tools to use, or which servers to use instead. */
 export const testEnv = {
   temporalCli: process.env.TEMPORAL_CLI ?? cached('temporal', '1.5.1'),
-  ferretdbBin: process.env.FERRETDB_BIN ?? cached('ferretdb', '1.24.2-idindex-idfilter'),
+  ferretdbBin: process.env.FERRETDB_BIN ?? cached('ferretdb', '1.24.2-idindex-idfilter-pushdown'),
   mongoUrl: process.env.MONGO_URL,
   temporalAddress: process.env.TEMPORAL_ADDRESS,
   temporalNamespace: process.env.TEMPORAL_NAMESPACE ?? 'default',
