@@ -79,8 +79,12 @@ build_ferretdb() {
   # the whole filter, sort and limit to what SQL returns in any case; docs/ferretdb.md says which values it may miss.
   local script_dir
   script_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-  command -v patch >/dev/null || fail "step 'ferretdb': the 'patch' command is needed to build FerretDB"
-  (cd "$src" && patch -p1 -s --forward <"$script_dir/ferretdb-pushdown.patch") >>"$log" 2>&1 || fail "step 'ferretdb': the pushdown patch did not apply (log: $log)"
+  # `patch` where there is one, else git's own (the checkout has git); the source copy is not a repository.
+  if command -v patch >/dev/null; then
+    (cd "$src" && patch -p1 -s --forward <"$script_dir/ferretdb-pushdown.patch") >>"$log" 2>&1 || fail "step 'ferretdb': the pushdown patch did not apply (log: $log)"
+  else
+    (cd "$src" && git apply -p1 "$script_dir/ferretdb-pushdown.patch") >>"$log" 2>&1 || fail "step 'ferretdb': the pushdown patch did not apply (log: $log)"
+  fi
   grep -qF 'func topRowsClause(' "$src/internal/backends/sqlite/pushdown.go" || fail "step 'ferretdb': the pushdown patch did not apply"
   if ! (cd "$src" && CGO_ENABLED=0 go build -trimpath -ldflags='-s -w' -o "$bin.tmp" ./cmd/ferretdb) >>"$log" 2>&1; then
     tail -n 20 "$log" >&2; fail "step 'ferretdb': go build failed (full log: $log)"
