@@ -175,7 +175,8 @@ describe('readiness and metrics', () => {
       const port = await freePort();
       const child = await startWorkerProcess({ ...env, TEMPORAL_TASK_QUEUE: queue, WORKER_HTTP_PORT: String(port), LOG_LEVEL: 'info' });
       children.push(child);
-      const server = await startApi({ TEMPORAL_TASK_QUEUE: queue });
+      // The delay is long here, so the run's start is written with its end however busy the machine.
+      const server = await startApi({ TEMPORAL_TASK_QUEUE: queue, RUN_START_WRITE_DELAY_MS: '10000' });
       const workerUrl = `http://127.0.0.1:${port}`;
       try {
         // "worker polling" is logged just before its workers start running.
@@ -194,13 +195,11 @@ describe('readiness and metrics', () => {
         const { body } = await postSigned(await signedUrl(api, 'default', 'worked'), { text: 'x' });
         expect((await waitForRun(api, body.url)).status).to.equal('ready');
         const { text } = await get(`${workerUrl}/metrics`);
-        // A one-turn run is one activity and one write: its first model call prepares the run and asks the model, and
-        // the workflow records the run's start with its end.
-        for (const activity of ['firstModelCall', 'recordRun']) {
-          expect(sample(text, 'ptr_activities_total', { activity, outcome: 'completed' }), `${activity}\n${text}`).to.equal(1);
-          expect(sample(text, 'ptr_activities_in_flight', { activity }), activity).to.equal(0);
-        }
-        expect(text).not.to.match(/ptr_activities_total\{activity="(prepareStart|prepareRun|callModel|prepareAndCallModel)"/);
+        // A one-turn run is one activity and one write: its first model call prepares the run, asks the model and
+        // records the run's start with its end.
+        expect(sample(text, 'ptr_activities_total', { activity: 'firstModelCall', outcome: 'completed' }), text).to.equal(1);
+        expect(sample(text, 'ptr_activities_in_flight', { activity: 'firstModelCall' })).to.equal(0);
+        expect(text).not.to.match(/ptr_activities_total\{activity="(recordRun|prepareStart|prepareRun|callModel|prepareAndCallModel)"/);
         expect(sample(text, 'ptr_provider_call_duration_seconds_count', { runner: 'openai', outcome: 'completed' })).to.equal(1);
         // The fake provider reports 1 input and 1 output token per answer.
         expect(sample(text, 'ptr_provider_tokens_total', { runner: 'openai', model: 'test-model', kind: 'input' })).to.equal(1);
