@@ -7,7 +7,7 @@ import { createTtlCache } from '../src/ttl-cache';
 import type { Runs } from '../src/runs';
 import { addModelCall, finalEntry, isTerminal } from '../src/contract/constants';
 import { isRunClosed, isTemplateFailure, runFailure } from '../src/contract/failures';
-import type { CallToolResult, FirstModelCall, FirstModelCallInput, ModelCallInput, ModelTurn, RunRef, Runner, SamplingInput, StartedRun, Text, ToolOutcome, ToolSpec, Turn } from '../src/contract/types';
+import type { CallToolResult, FirstModelCall, RunUsage, FirstModelCallInput, ModelCallInput, ModelTurn, RunRef, Runner, SamplingInput, StartedRun, Text, ToolOutcome, ToolSpec, Turn } from '../src/contract/types';
 import type { ActivityDeps } from './deps';
 import { linkedAbort } from './linked-abort';
 import { createPrepare, type Opening, type PrepareInput } from './prepare-run';
@@ -338,7 +338,7 @@ export function createRunActivities(deps: ActivityDeps, runs: Runs) {
    */
   async function recordFirstEnd(input: FirstModelCallInput, opening: Opening, turn: ModelTurn, signal: AbortSignal): Promise<number | undefined> {
     const usage = addModelCall(input.usage, turn.usage);
-    if (turn.toolCalls.length > 0 || (input.maxTotalTokens && usage.input_tokens + usage.output_tokens > input.maxTotalTokens)) return undefined;
+    if (turn.toolCalls.length > 0 || !withinBudget(input.maxTotalTokens, usage)) return undefined;
     // Cancelled meanwhile: the workflow writes the cancel (abortRunCalls waits for this call to stop first).
     signal.throwIfAborted();
     const finishedAt = Date.now();
@@ -350,16 +350,28 @@ export function createRunActivities(deps: ActivityDeps, runs: Runs) {
       deps.logger.warn({ run: input.run.id, err }, 'could not record the run\'s end with its first answer; the workflow records it');
       return undefined;
     }
+    return (await endRecorded(input.run, recorded, turn)) ? finishedAt : undefined;
+  }
+
+  /**
+   * After a model call's write of the run's end: found closed, its close is announced again and the call throws
+   * RunClosed (the record's account stands); written, the run's copies go and its close is announced. False when that
+   * could be neither announced nor noted for the reconciler (the store stopped answering): the workflow then writes
+   * the end itself, which finds the record closed and announces it (retried until it can).
+   */
+  async function endRecorded(run: RunRef, recorded: Recorded, turn: ModelTurn): Promise<boolean> {
     if (!recorded.written) {
-      await announceClosed(input.run);
+      await announceClosed(run);
       throw runFailure('RunClosed', 'the run had already ended');
     }
-    contents.forget(input.run);
-    if (turn.streamed) await clearRunText(models, input.run.id).catch((err: unknown) => deps.logger.warn({ run: input.run.id, err }, 'could not delete the text so far of a run'));
-    // Neither announced nor noted for the reconciler (the store stopped answering): the workflow writes the end
-    // too, which finds the record closed and announces it (retried until it can).
-    if (!(await runs.announceClosed(input.run.id, recorded.closed))) return undefined;
-    return finishedAt;
+    contents.forget(run);
+    if (turn.streamed) await clearRunText(models, run.id).catch((err: unknown) => deps.logger.warn({ run: run.id, err }, 'could not delete the text so far of a run'));
+    return runs.announceClosed(run.id, recorded.closed);
+  }
+
+  /** Whether a call's answer keeps its run within `maxTotalTokens` (past it, the answer is the run's failure). */
+  function withinBudget(maxTotalTokens: number | null | undefined, usage: RunUsage): boolean {
+    return !(maxTotalTokens && usage.input_tokens + usage.output_tokens > maxTotalTokens);
   }
 
   /**
@@ -380,7 +392,7 @@ export function createRunActivities(deps: ActivityDeps, runs: Runs) {
     const turn = await modelTurn(input, signal, known);
     const usage = addModelCall(input.usage, turn.usage);
     // Past the token budget the answer is the run's failure, which the workflow records.
-    const ends = input.finish && turn.toolCalls.length === 0 && !(input.maxTotalTokens && usage.input_tokens + usage.output_tokens > input.maxTotalTokens);
+    const ends = input.finish && turn.toolCalls.length === 0 && withinBudget(input.maxTotalTokens, usage);
     // The run's start, when its delayed write was not made: written with the end, or now (the workflow counts it written).
     const opening = start && !(await start.made()) ? start.opening : undefined;
     if (!ends) {
@@ -409,16 +421,7 @@ export function createRunActivities(deps: ActivityDeps, runs: Runs) {
       await opening?.open();
       return turn;
     }
-    if (!recorded.written) {
-      await announceClosed(input.run);
-      throw runFailure('RunClosed', 'the run had already ended');
-    }
-    contents.forget(input.run);
-    if (turn.streamed) await clearRunText(models, input.run.id).catch((err: unknown) => deps.logger.warn({ run: input.run.id, err }, 'could not delete the text so far of a run'));
-    // Neither announced nor noted for the reconciler (the store stopped answering): the workflow records the end
-    // itself, and its write, finding the record closed, announces it (retried until it can).
-    if (!(await runs.announceClosed(input.run.id, recorded.closed))) return turn;
-    return { ...turn, finishedAt };
+    return (await endRecorded(input.run, recorded, turn)) ? { ...turn, finishedAt } : turn;
   }
 
   /**

@@ -8,6 +8,7 @@ import { connectDb } from '../store/connect';
 import { rotateSecrets } from '../store/key-rotation';
 import { keyringFromConfig } from '../store/secrets';
 import { loadHelperSettings } from './dev-stack-file';
+import { runCommand } from './run-command';
 
 const USAGE = `Usage: npm run rotate-key [-- --dry-run]
 
@@ -61,12 +62,4 @@ async function main(): Promise<number> {
   }
 }
 
-if (require.main === module) {
-  main().then(
-    (code) => process.exit(code),
-    (err: Error) => {
-      console.error(`rotate-key failed: ${err.message}`);
-      process.exit(1);
-    },
-  );
-}
+if (require.main === module) runCommand('rotate-key failed', () => main());

@@ -9,6 +9,7 @@ import { NAME_PATTERN, NAME_RULE } from '../store/names';
 import { createSession, listSessions, revokeSessions } from '../store/sessions';
 import { createSignInLink, signInUrl } from '../store/sign-in-links';
 import { loadHelperSettings } from './dev-stack-file';
+import { runCommand } from './run-command';
 
 const USAGE = `Usage:
   npm run session -- create --user NAME              create a session (and the user if new); prints "Session: <id>"
@@ -103,12 +104,4 @@ async function main(argv: string[]): Promise<number> {
   }
 }
 
-if (require.main === module) {
-  main(process.argv.slice(2)).then(
-    (code) => process.exit(code),
-    (err: Error) => {
-      console.error(`session: ${err.message}`);
-      process.exit(1);
-    },
-  );
-}
+if (require.main === module) runCommand('session', () => main(process.argv.slice(2)));

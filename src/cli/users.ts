@@ -7,6 +7,7 @@ import { connectDb } from '../store/connect';
 import { NAME_PATTERN, NAME_RULE } from '../store/names';
 import { FAIRNESS_WEIGHT, parseFairnessWeight, readFairnessWeight, writeFairnessWeight } from '../store/user-weights';
 import { loadHelperSettings } from './dev-stack-file';
+import { runCommand } from './run-command';
 
 const USAGE = `Usage:
   npm run users -- set-weight NAME WEIGHT   set the user's fairness weight: ${FAIRNESS_WEIGHT.min} to ${FAIRNESS_WEIGHT.max} (default ${FAIRNESS_WEIGHT.default})
@@ -87,12 +88,4 @@ async function main(argv: string[]): Promise<number> {
   }
 }
 
-if (require.main === module) {
-  main(process.argv.slice(2)).then(
-    (code) => process.exit(code),
-    (err: Error) => {
-      console.error(`users: ${err.message}`);
-      process.exit(1);
-    },
-  );
-}
+if (require.main === module) runCommand('users', () => main(process.argv.slice(2)));
