@@ -111,6 +111,9 @@ export function createReconcileActivities(deps: ActivityDeps, runs: Runs) {
       // answers' texts so far no call writes any more and follows that ended.
       const swept = (await deleteStaleMarks(models, liveRunLifetimeMs(deps.config))) + (await deleteExpiredCounts(models)) + (await deleteStaleTexts(models));
       if (swept) deps.logger.debug({ swept }, 'reconciler deleted stale live-run marks, expired rate-limit counts, stale texts so far and ended follows');
+      // Waiting runs whose owners have free started places (a closing process stopped before starting them).
+      const admitted = await runs.admitAllWaiting(DEFERRED_STARTS_PER_PASS);
+      if (admitted) deps.logger.info({ admitted }, 'reconciler started waiting runs');
       return started;
     },
   };

@@ -99,6 +99,12 @@ const schema = z.object({
   WRITE_LIMIT_PER_MINUTE: z.coerce.number().int().min(0).default(600),
   /** Runs a user may have pending or running at once (429 `live_runs_limit` past it); 0: off. */
   LIVE_RUNS_PER_USER: z.coerce.number().int().min(0).default(5_000),
+  /**
+   * Runs of one user whose workflows run at once: a trigger past it records the run (`pending`) and starts it as one of
+   * that user's runs ends, so one user's flood waits in the store, not in Temporal ahead of everyone (src/runs/admission.ts,
+   * docs/fairness.md); 0: off.
+   */
+  STARTED_RUNS_PER_USER: z.coerce.number().int().min(0).default(64),
   /** Provider calls a worker runs at once: they are waiting, not computing, so thousands are cheap. */
   WORKER_MAX_PROVIDER_CALLS: positiveInt.default(2_000),
   /**

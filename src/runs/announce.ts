@@ -5,6 +5,9 @@ import type { Models } from '../store/models';
 import { clearDeferredAnnouncement, deferredAnnouncements, findClosingState, noteDeferredAnnouncement } from '../store/announcements';
 import type { WrittenRun } from '../store/runs';
 import { releaseLiveRun, releaseLiveRunsOf } from '../store/live-runs';
+import { dropWaitingStart } from '../store/waiting-starts';
+import { admitAllWaiting, admitWaiting, releaseStartedPlace, type StartWaiting } from './admission';
+import { liveRunLifetimeMs, startWaitingRun } from './trigger';
 import { findWebhookTask } from '../store/webhooks';
 import { createTtlCache } from '../ttl-cache';
 import { isTerminal } from '../contract/constants';
@@ -19,7 +22,7 @@ export type AnnounceDeps = {
   models: Models;
   temporal: Client;
   logger: Logger;
-  config: Pick<Config, 'TEMPORAL_TASK_QUEUE' | 'WEBHOOK_RETRY_HOURS' | 'WEBHOOK_RETRY_INITIAL_MS' | 'DEPENDENCY_TIMEOUT_MS'>;
+  config: Config;
 };
 
 /**
@@ -58,10 +61,11 @@ export async function startWebhookDelivery(deps: Pick<AnnounceDeps, 'temporal' |
 }
 
 /**
- * Call once a run is closed (its record `ready` or `error`): gives back its place among its owner's live runs, and
- * starts its webhook delivery when its task has a webhook. Costs a run read by `_id` (none when the caller gives the
- * record it has just written: `known`), a place delete by `_id`, and a cached task read by `_id`;
- * a start only for tasks with a webhook. Never throws: when it cannot finish, the run is noted for the reconciler
+ * Call once a run is closed (its record `ready` or `error`): gives back its place among its owner's live runs and
+ * started runs (starting the owner's next waiting runs: admission.ts), and starts its webhook delivery when its task
+ * has a webhook. Costs a run read by `_id` (none when the caller gives the record it has just written: `known`), a
+ * place delete by `_id`, with admission on a delete and a read by index, and a cached task read by `_id`; a start only
+ * for tasks with a webhook and for waiting runs. Never throws: when it cannot finish, the run is noted for the reconciler
  * (`retryDeferredAnnouncements`), which tries again on its next pass. False when even that note could not be
  * written (the store does not answer): a caller that can retry (the workflow's own write) should.
  */
@@ -89,12 +93,33 @@ async function announce(deps: AnnounceDeps, runId: string, known?: ClosedRecord)
   const record = known ?? (await findClosingState(deps.models, runId));
   if (record && !isTerminal(record.status)) return;
   // A run deleted since (retention, its task): its place, if it still holds one, is found by a scan (a rare path).
-  if (!record) return releaseLiveRunsOf(deps.models, runId);
+  if (!record) {
+    await releaseStartedPlace(deps.models, runId);
+    await dropWaitingStart(deps.models, runId);
+    return releaseLiveRunsOf(deps.models, runId);
+  }
   // Its place among its owner's live runs (store/live-runs.ts), given back however often this runs.
   await releaseLiveRun(deps.models, { runId, owner: record.owner, slot: record.live_slot });
+  // Its place among its owner's started runs, and the owner's next waiting runs started in it (admission.ts).
+  if (deps.config.STARTED_RUNS_PER_USER > 0) {
+    await releaseStartedPlace(deps.models, runId);
+    await admitWaiting(deps, record.owner, liveRunLifetimeMs(deps.config), startWaiting(deps));
+  }
   if (!(await hasWebhook(deps.models, record.task_id))) return;
   await startWebhookDelivery(deps, { runId, createdAt: record.created_at.getTime() });
 }
+
+/** Starts a waiting run (trigger.ts); one ended instead (its task deleted) is announced as any close. */
+const startWaiting =
+  (deps: AnnounceDeps): StartWaiting =>
+  async (run) => {
+    const outcome = await startWaitingRun(deps, run);
+    if (outcome === 'ended') await announceRunClosed(deps, run.runId);
+    return outcome;
+  };
+
+/** The reconciler's pass: starts the waiting runs of owners with free started places (a closing process stopped first). */
+export const admitAllWaitingRuns = (deps: AnnounceDeps, owners: number) => admitAllWaiting(deps, liveRunLifetimeMs(deps.config), startWaiting(deps), owners);
 
 /** The reconciler's pass: announces the closes noted by `announceRunClosed` (up to `limit`). Returns how many it did. */
 export async function retryDeferredAnnouncements(deps: AnnounceDeps, limit: number): Promise<number> {

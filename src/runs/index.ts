@@ -4,7 +4,7 @@ import type { Logger } from '../logger';
 import type { Models } from '../store/models';
 import type { RunRecord, RunToDelete } from '../store/runs';
 import type { HeldEntry, RunRef } from '../contract/types';
-import { announceRunClosed, retryDeferredAnnouncements } from './announce';
+import { admitAllWaitingRuns, announceRunClosed, retryDeferredAnnouncements } from './announce';
 import { deleteClosedRuns } from './delete';
 import { closeAndAnnounce, closeFromWorkflow, type ClosedStatus } from './endings';
 import type { ExecutionFacts } from './executions';
@@ -47,6 +47,8 @@ export function createRuns(deps: RunDeps) {
       closeFromWorkflow(deps, runId, status, execution, known),
     /** Announces a closed run: its live-run place back, its webhook started (announce.ts). Never throws. */
     announceClosed: (runId: string, known?: Parameters<typeof announceRunClosed>[2]) => announceRunClosed(deps, runId, known),
+    /** The reconciler's pass over waiting runs whose owners have free started places (admission.ts); how many it started. */
+    admitAllWaiting: (owners: number) => admitAllWaitingRuns(deps, owners),
     /** The reconciler's pass over announcements that failed. */
     retryDeferredAnnouncements: (limit: number) => retryDeferredAnnouncements(deps, limit),
     /** Deletes closed runs for good (delete.ts). */

@@ -5,14 +5,18 @@ import { isDuplicateKey } from '../store/connect';
 import { claimLiveRun, releaseLiveRun } from '../store/live-runs';
 import { liveRunsLimited } from '../errors';
 import type { Models } from '../store/models';
-import { createRecord } from './recorder';
+import { createRecord, recordOutsideEnd } from './recorder';
 import { deferStart, findRun, recordIdentity, runWorkflowId, type RunRecord } from '../store/runs';
 import { unavailableDependency } from '../dependencies';
 import { WORKFLOW, type RunTaskWorkflow } from '../contract/messages';
 import type { RunIdentity, RunInput } from '../contract/types';
 import { describeRunExecution, ranEarlierRecord, RECORD_CREATED_MEMO } from './executions';
 import { OWNER, PROFILE, RUNNER, TASK } from '../temporal/search-attributes';
-import { ownerWeight, runPriority, type RunOrigin } from './priority';
+import { ownerWeight, runPriority, TASK_PRIORITY, type RunOrigin } from './priority';
+import { admitNewRun } from './admission';
+import { isWaitingStart } from '../store/waiting-starts';
+import { FAIRNESS_WEIGHT } from '../store/user-weights';
+import { findTask } from '../store/tasks';
 
 /** What starting a run needs of its task (not store/tasks.ts's TaskForRun, which only names a task). */
 export type TaskForRun = Pick<TaskRecord, '_id' | 'owner' | 'profile' | 'name' | 'runner' | 'model' | 'version' | 'limits' | 'priority'>;
@@ -62,8 +66,16 @@ export async function triggerRun(
     }
   }
   // No worker has recorded the run yet: start it (again). Starting is idempotent by workflow id, and this API never
-  // writes the record after inserting it (the workflow is its only writer; see models.ts).
+  // writes the record after inserting it (the workflow is its only writer; see models.ts). A run waiting for a place
+  // among its owner's started runs is not started here (admission.ts): one of its owner's runs ending starts it.
   if (!record.started && record.status === 'pending') {
+    if (created) {
+      const priority = runPriority({ owner: task.owner, weight: FAIRNESS_WEIGHT.default, taskPriority: task.priority, origin }).priorityKey ?? TASK_PRIORITY.default;
+      const admitted = await admitNewRun(deps, { runId, owner: task.owner, priority, origin, at: record.created_at, staleMs: liveRunLifetimeMs(deps.config) });
+      if (admitted === 'waits') return { created };
+    } else if (deps.config.STARTED_RUNS_PER_USER > 0 && (await isWaitingStart(deps.models, runId))) {
+      return { created };
+    }
     try {
       await startFromRecord(deps, record, task, created ? payload : undefined, origin);
     } catch (err) {
@@ -85,6 +97,7 @@ const LOST_START_MS = 5_000;
  */
 export async function healLostStart(deps: StartDeps, record: RunRecord, loadTask: () => Promise<TaskForRun | null>): Promise<void> {
   if (record.started || record.status !== 'pending' || Date.now() - record.created_at.getTime() < LOST_START_MS) return;
+  if (await isWaitingStart(deps.models, record._id)) return;
   const current = await findRun(deps.models, record._id);
   if (!current || current.started || current.status !== 'pending' || current.created_at.getTime() !== record.created_at.getTime()) return;
   const task = await loadTask();
@@ -173,6 +186,23 @@ export async function startFromRecord(deps: StartDeps, record: RunRecord, task: 
   const held = await describeRunExecution(deps.temporal, record._id);
   if (held && (held.running || !ranEarlierRecord(record, held))) return;
   await startUnlessTaken(() => start('ALLOW_DUPLICATE'));
+}
+
+/**
+ * Starts a run that waited for a place among its owner's started runs (admission.ts), from its record: `gone` when the
+ * record is no longer a pending run no worker has recorded (closed, deleted, or started by a read's heal); `ended`
+ * when its task was deleted meanwhile (a task of the same name made since is another task): the run is ended with
+ * that reason, and the caller announces its close. Started on the task queue its trigger would have used.
+ */
+export async function startWaitingRun(deps: StartDeps, run: { runId: string; origin: RunOrigin; queue: string }): Promise<'started' | 'ended' | 'gone'> {
+  const { runId, origin } = run;
+  const record = await findRun(deps.models, runId);
+  if (!record || record.started || record.status !== 'pending') return 'gone';
+  const task = await findTask(deps.models, { owner: record.owner, profile: record.profile, name: record.task });
+  if (!task || !task._id.equals(record.task_id)) return (await recordOutsideEnd(deps.models, runId, 'the task was deleted before the run could start')).written ? 'ended' : 'gone';
+  // On the queue its trigger would have started it on (not necessarily this process's).
+  await startFromRecord({ ...deps, config: { ...deps.config, TEMPORAL_TASK_QUEUE: run.queue } }, record, task, undefined, origin);
+  return 'started';
 }
 
 /** false when Temporal already holds the workflow id (WorkflowExecutionAlreadyStartedError). */

@@ -24,10 +24,11 @@ export async function connectDb(url: string, options: { timeoutMs?: number } = {
   // FerretDB (on SQLite) finds documents by `_id` alone and scans the collection for any other filter, so an index
   // that is not unique is never used there and only costs every write of the collection (each index expression is
   // evaluated over the whole document). On FerretDB only unique indexes are built: they carry the idempotency rules.
-  // The run list's index is the exception: our build of FerretDB searches it (scripts/install-tools.sh).
+  // The run list's index and those admission searches by one field are the exception: our build of FerretDB searches
+  // them (scripts/install-tools.sh; runs/admission.ts).
   const ferret = 'ferretdbVersion' in (await conn.db!.admin().command({ buildInfo: 1 }));
   await Promise.all(
-    Object.values(models).map((model) => (!ferret || model === models.Run ? model.createIndexes() : createUniqueIndexes(model))),
+    Object.values(models).map((model) => (!ferret || model === models.Run || model === models.StartedRun || model === models.WaitingStart ? model.createIndexes() : createUniqueIndexes(model))),
   );
   return { conn, models, close: () => conn.close() };
 }

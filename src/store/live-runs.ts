@@ -28,13 +28,21 @@ export const placeId = (owner: string, slot: number) => `${owner}:${slot}`;
 const slotOf = (id: string) => Number(id.slice(id.lastIndexOf(':') + 1));
 
 /** Takes a free place among `owner`'s live runs for `runId`, unless `limit` of them are taken. */
-export async function claimLiveRun(models: Models, claim: { runId: string; owner: string; limit: number; staleMs: number }): Promise<Claim> {
-  const { LiveRun } = models;
+export const claimLiveRun = (models: Models, claim: PlaceClaim): Promise<Claim> => claimPlace(models.LiveRun, claim);
+
+type PlaceClaim = { runId: string; owner: string; limit: number; staleMs: number };
+
+/**
+ * Takes a free place of a set of `limit` places per owner (`live_runs`, or `started_runs`: runs/admission.ts) for
+ * `runId`, unless all are taken.
+ */
+export async function claimPlace(places: Models['LiveRun'] | Models['StartedRun'], claim: PlaceClaim): Promise<Claim> {
+  const model = places as Models['LiveRun'];
   const { runId, owner, limit } = claim;
   const now = new Date();
   const take = async (slot: number): Promise<boolean> => {
     try {
-      await retryWhileBusy(() => LiveRun.collection.insertOne({ _id: placeId(owner, slot) as never, owner, run: runId, at: now }));
+      await retryWhileBusy(() => model.collection.insertOne({ _id: placeId(owner, slot) as never, owner, run: runId, at: now }));
       return true;
     } catch (err) {
       if (isDuplicateKey(err)) return false;
@@ -46,7 +54,7 @@ export async function claimLiveRun(models: Models, claim: { runId: string; owner
     if (await take(slot)) return { slot };
   }
   // Most places may be taken: list them (a scan on FerretDB, only for such an owner).
-  const held = await LiveRun.find({ owner }, { _id: 1, at: 1 }).lean<Array<{ _id: string; at: Date }>>();
+  const held = await model.find({ owner }, { _id: 1, at: 1 }).lean<Array<{ _id: string; at: Date }>>();
   const staleBefore = now.getTime() - claim.staleMs;
   if (held.filter((p) => p.at.getTime() > staleBefore).length >= limit) return 'refused';
   const taken = new Map(held.map((p) => [slotOf(p._id), p]));
@@ -56,7 +64,7 @@ export async function claimLiveRun(models: Models, claim: { runId: string; owner
   for (const slot of [...shuffled(free).slice(0, FREE_TRIES), ...stale.slice(0, FREE_TRIES)]) {
     // A stale place is deleted only as it was listed (not once another trigger has taken it over).
     const was = taken.get(slot);
-    if (was) await retryWhileBusy(() => LiveRun.collection.deleteOne({ _id: placeId(owner, slot) as never, at: was.at }));
+    if (was) await retryWhileBusy(() => model.collection.deleteOne({ _id: placeId(owner, slot) as never, at: was.at }));
     if (await take(slot)) return { slot };
   }
   return 'refused';
@@ -78,8 +86,9 @@ export async function releaseLiveRunsOf(models: Models, runId: string): Promise<
   await retryWhileBusy(() => models.LiveRun.collection.deleteMany({ run: runId }));
 }
 
-/** Deletes places older than `staleMs` (the reconciler's pass). Returns how many. */
+/** Deletes places older than `staleMs`, live and started ones (the reconciler's pass). Returns how many. */
 export async function deleteStaleMarks(models: Models, staleMs: number): Promise<number> {
-  const { deletedCount } = await models.LiveRun.collection.deleteMany({ at: { $lt: new Date(Date.now() - staleMs) } });
-  return deletedCount;
+  const before = { at: { $lt: new Date(Date.now() - staleMs) } };
+  const counts = await Promise.all([models.LiveRun.collection.deleteMany(before), models.StartedRun.collection.deleteMany(before)]);
+  return counts.reduce((n, c) => n + c.deletedCount, 0);
 }

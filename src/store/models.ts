@@ -215,18 +215,47 @@ const runBlob = new Schema(
   opts,
 );
 
-/** A place among a user's live runs (store/live-runs.ts): `_id` `<owner>:<slot>`. */
-const liveRun = new Schema(
+/** A place among a user's live runs (store/live-runs.ts), or among its started ones (runs/admission.ts): `_id` `<owner>:<slot>`. */
+const place = () =>
+  new Schema(
+    {
+      _id: { type: String, required: true },
+      owner: { type: String, required: true },
+      /** The run holding it. */
+      run: { type: String, required: true },
+      at: { type: Date, required: true },
+    },
+    opts,
+  );
+const liveRun = place();
+liveRun.index({ owner: 1, at: 1 });
+/** A run gives its started place back by its own name (it does not keep the slot): searched by `run`, FerretDB too. */
+const startedRun = place();
+startedRun.index({ run: 1 });
+
+/**
+ * A run waiting for a place among its owner's started runs (runs/admission.ts): `_id` the run's _id. `key`
+ * `<owner>/<priority>`: an owner's waiting runs of one priority, oldest first (the index's order); both indexes are
+ * searched on FerretDB too; `lease`: a process starting it holds it until then.
+ */
+const waitingStart = new Schema(
   {
     _id: { type: String, required: true },
     owner: { type: String, required: true },
-    /** The run holding it. */
-    run: { type: String, required: true },
+    key: { type: String, required: true },
+    /** What started it (its priority: runs/priority.ts). */
+    origin: { type: String, required: true },
+    /** The task queue its trigger would have started it on. */
+    queue: { type: String, required: true },
+    /** The owner's started places it waits for (its trigger's STARTED_RUNS_PER_USER). */
+    limit: { type: Number, required: true },
     at: { type: Date, required: true },
+    lease: { type: Date, required: true },
   },
   opts,
 );
-liveRun.index({ owner: 1, at: 1 });
+waitingStart.index({ key: 1 });
+waitingStart.index({ owner: 1 });
 
 /**
  * The answer text of a live run's model call so far (store/run-text.ts), written only while someone follows the run.
@@ -475,6 +504,8 @@ export function registerModels(conn: Connection) {
     DeferredStart: conn.model('DeferredStart', deferredStart, 'deferred_starts'),
     DeferredAnnouncement: conn.model('DeferredAnnouncement', deferredAnnouncement, 'deferred_announcements'),
     LiveRun: conn.model('LiveRun', liveRun, 'live_runs'),
+    StartedRun: conn.model('StartedRun', startedRun, 'started_runs'),
+    WaitingStart: conn.model('WaitingStart', waitingStart, 'waiting_starts'),
     RunText: conn.model('RunText', runText, 'run_texts'),
     RunFollow: conn.model('RunFollow', runFollow, 'run_follows'),
     RevokedUrl: conn.model('RevokedUrl', revokedUrl, 'revoked_urls'),
