@@ -105,6 +105,11 @@ const schema = z.object({
    * docs/fairness.md); 0: off.
    */
   STARTED_RUNS_PER_USER: z.coerce.number().int().min(0).default(64),
+  /**
+   * Triggers of one user an API process works on at once; more wait in the process, in order (within the request's
+   * deadline), so one user's burst cannot fill the database's queue ahead of everyone (src/runs/trigger.ts); 0: off.
+   */
+  TRIGGERS_AT_ONCE_PER_USER: z.coerce.number().int().min(0).default(8),
   /** Provider calls a worker runs at once: they are waiting, not computing, so thousands are cheap. */
   WORKER_MAX_PROVIDER_CALLS: positiveInt.default(2_000),
   /**

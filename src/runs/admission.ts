@@ -1,6 +1,5 @@
 import type { Client } from '@temporalio/client';
 import type { Config } from '../config';
-import type { Logger } from '../logger';
 import type { Models } from '../store/models';
 import { claimPlace } from '../store/live-runs';
 import { retryWhileBusy } from '../store/connect';
@@ -20,7 +19,7 @@ import { TASK_PRIORITY, type RunOrigin } from './priority';
  * task's priority order, then about in the order they were triggered.
  */
 
-type AdmissionDeps = { models: Models; temporal: Client; logger: Logger; config: Config };
+type AdmissionDeps = { models: Models; temporal: Client; config: Config };
 
 /** How long a process holds a waiting run it is starting: past it, another may start it (idempotent by workflow id). */
 const LEASE_MS = 60_000;
@@ -37,11 +36,49 @@ export async function admitNewRun(
 ): Promise<'started' | 'waits'> {
   const limit = deps.config.STARTED_RUNS_PER_USER;
   if (limit === 0) return 'started';
-  const claim = await claimPlace(deps.models.StartedRun, { runId: run.runId, owner: run.owner, limit, staleMs: run.staleMs });
-  if (claim !== 'refused') return 'started';
+  let full = fullOwners.get(deps.models);
+  if (!full) fullOwners.set(deps.models, (full = new Map()));
+  const refusedAt = full.get(run.owner);
+  // Refused a moment ago: the owner's places are taken (a flood), and probing them again would only cost writes.
+  if (refusedAt === undefined || Date.now() - refusedAt >= FULL_MEMO_MS) {
+    const claim = await claimPlace(deps.models.StartedRun, { runId: run.runId, owner: run.owner, limit, staleMs: run.staleMs });
+    if (claim !== 'refused') {
+      full.delete(run.owner);
+      return 'started';
+    }
+    full.set(run.owner, Date.now());
+  }
   await addWaitingStart(deps.models, { ...run, queue: deps.config.TEMPORAL_TASK_QUEUE, limit });
   return 'waits';
 }
+
+/**
+ * Owners whose started places a trigger of this process found all taken, and when (per database: per process, and per
+ * test stack). A trigger within FULL_MEMO_MS of that waits without probing; the owner's next close starts it, and
+ * `admitSoon` covers a close that came before it was noted.
+ */
+const fullOwners = new WeakMap<Models, Map<string, number>>();
+const FULL_MEMO_MS = 500;
+/** After a run was noted waiting, its owner's waiting runs are looked at again this much later (`admitSoon`). */
+export const ADMIT_AGAIN_MS = 1_000;
+
+/**
+ * Runs `admit` for `owner` once, ADMIT_AGAIN_MS from now, however often it is asked meanwhile (per database): a run
+ * noted waiting just after the owner's last runs closed (their closes found nothing waiting) starts then, not at the
+ * reconciler's next pass.
+ */
+export function admitSoon(models: Models, owner: string, admit: () => Promise<unknown>): void {
+  let due = dueOwners.get(models);
+  if (!due) dueOwners.set(models, (due = new Set()));
+  if (due.has(owner)) return;
+  due.add(owner);
+  const own = due;
+  setTimeout(() => {
+    own.delete(owner);
+    void admit();
+  }, ADMIT_AGAIN_MS).unref();
+}
+const dueOwners = new WeakMap<Models, Set<string>>();
 
 /** Gives back the run's started place, if it holds one (its run closed or was deleted); however often it is called. */
 export async function releaseStartedPlace(models: Models, runId: string): Promise<void> {

@@ -6,7 +6,7 @@ import { clearDeferredAnnouncement, deferredAnnouncements, findClosingState, not
 import type { WrittenRun } from '../store/runs';
 import { releaseLiveRun, releaseLiveRunsOf } from '../store/live-runs';
 import { dropWaitingStart } from '../store/waiting-starts';
-import { admitAllWaiting, admitWaiting, releaseStartedPlace, type StartWaiting } from './admission';
+import { admitAllWaiting, admitSoon, admitWaiting, releaseStartedPlace, type StartWaiting } from './admission';
 import { liveRunLifetimeMs, startWaitingRun } from './trigger';
 import { findWebhookTask } from '../store/webhooks';
 import { createTtlCache } from '../ttl-cache';
@@ -117,6 +117,15 @@ const startWaiting =
     if (outcome === 'ended') await announceRunClosed(deps, run.runId);
     return outcome;
   };
+
+/** Starts `owner`'s waiting runs in a moment, if it has free started places then (admission.ts `admitSoon`); never throws. */
+export function admitWaitingSoon(deps: AnnounceDeps, owner: string): void {
+  admitSoon(deps.models, owner, () =>
+    admitWaiting(deps, owner, liveRunLifetimeMs(deps.config), startWaiting(deps)).catch((err: unknown) =>
+      deps.logger.warn({ owner, err }, 'could not start waiting runs; the next close or the reconciler does'),
+    ),
+  );
+}
 
 /** The reconciler's pass: starts the waiting runs of owners with free started places (a closing process stopped first). */
 export const admitAllWaitingRuns = (deps: AnnounceDeps, owners: number) => admitAllWaiting(deps, liveRunLifetimeMs(deps.config), startWaiting(deps), owners);

@@ -14,13 +14,16 @@ import { describeRunExecution, ranEarlierRecord, RECORD_CREATED_MEMO } from './e
 import { OWNER, PROFILE, RUNNER, TASK } from '../temporal/search-attributes';
 import { ownerWeight, runPriority, TASK_PRIORITY, type RunOrigin } from './priority';
 import { admitNewRun } from './admission';
+import { admitWaitingSoon } from './announce';
+import type { Logger } from '../logger';
+import { createKeyedLimiter } from './keyed-limiter';
 import { isWaitingStart } from '../store/waiting-starts';
 import { FAIRNESS_WEIGHT } from '../store/user-weights';
 import { findTask } from '../store/tasks';
 
 /** What starting a run needs of its task (not store/tasks.ts's TaskForRun, which only names a task). */
 export type TaskForRun = Pick<TaskRecord, '_id' | 'owner' | 'profile' | 'name' | 'runner' | 'model' | 'version' | 'limits' | 'priority'>;
-type StartDeps = { models: Models; temporal: Client; config: Config };
+type StartDeps = { models: Models; temporal: Client; config: Config; logger: Logger };
 
 /**
  * Creates the run and starts its workflow, at most once per name. The record, unique on the run's identity, is
@@ -37,6 +40,21 @@ export async function triggerRun(
   payload: Record<string, unknown>,
   origin: RunOrigin = 'trigger',
 ): Promise<{ created: boolean }> {
+  const limit = deps.config.TRIGGERS_AT_ONCE_PER_USER;
+  if (limit === 0) return recordAndStart(deps, task, run, payload, origin);
+  let limiter = ownerLimiters.get(deps.config);
+  if (!limiter) ownerLimiters.set(deps.config, (limiter = createKeyedLimiter(limit)));
+  return limiter(task.owner, () => recordAndStart(deps, task, run, payload, origin));
+}
+
+/**
+ * TRIGGERS_AT_ONCE_PER_USER: one owner's triggers a process works on at once (one limiter per process's config); the
+ * rest wait in the process, in order. A flood of one user's triggers then holds a few of the store's writes at a time,
+ * not hundreds, and another user's trigger is not queued behind them in the database.
+ */
+const ownerLimiters = new WeakMap<Config, ReturnType<typeof createKeyedLimiter>>();
+
+async function recordAndStart(deps: StartDeps, task: TaskForRun, run: string, payload: Record<string, unknown>, origin: RunOrigin): Promise<{ created: boolean }> {
   const identity: RunIdentity = { owner: task.owner, profile: task.profile, task: task.name, run };
   const limit = deps.config.LIVE_RUNS_PER_USER;
   const runId = runWorkflowId(identity);
@@ -72,7 +90,10 @@ export async function triggerRun(
     if (created) {
       const priority = runPriority({ owner: task.owner, weight: FAIRNESS_WEIGHT.default, taskPriority: task.priority, origin }).priorityKey ?? TASK_PRIORITY.default;
       const admitted = await admitNewRun(deps, { runId, owner: task.owner, priority, origin, at: record.created_at, staleMs: liveRunLifetimeMs(deps.config) });
-      if (admitted === 'waits') return { created };
+      if (admitted === 'waits') {
+        admitWaitingSoon(deps, task.owner);
+        return { created };
+      }
     } else if (deps.config.STARTED_RUNS_PER_USER > 0 && (await isWaitingStart(deps.models, runId))) {
       return { created };
     }
@@ -122,7 +143,7 @@ export const liveRunLifetimeMs = (config: Pick<Config, 'RUN_TIMEOUT_MS' | 'RECON
  * `payload`: the trigger data when the caller has it at hand (else it is read back from the record). `origin`: what
  * started the run; a start the reconciler or a read makes again does not know it and takes the task's own priority.
  */
-export async function startFromRecord(deps: StartDeps, record: RunRecord, task: TaskForRun, payload?: Record<string, unknown>, origin: RunOrigin = 'trigger') {
+export async function startFromRecord(deps: Omit<StartDeps, 'logger'>, record: RunRecord, task: TaskForRun, payload?: Record<string, unknown>, origin: RunOrigin = 'trigger') {
   const { config } = deps;
   const identity = recordIdentity(record);
   const weight = await ownerWeight(deps.models, identity.owner, config.TRIGGER_CACHE_MS);
