@@ -104,7 +104,7 @@ const schema = z.object({
    * that user's runs ends, so one user's flood waits in the store, not in Temporal ahead of everyone (src/runs/admission.ts,
    * docs/fairness.md); 0: off.
    */
-  STARTED_RUNS_PER_USER: z.coerce.number().int().min(0).default(64),
+  STARTED_RUNS_PER_USER: z.coerce.number().int().min(0).default(0),
   /**
    * Triggers of one user an API process works on at once; more wait in the process, in order (within the request's
    * deadline), so one user's burst cannot fill the database's queue ahead of everyone (src/runs/trigger.ts); 0: off.
