@@ -80,7 +80,7 @@ describe('MCP server: calls as MCP tasks', () => {
     getStack().fake.script(() => ({ hang: true }));
     const client = await mcpClient(me.sessionId);
     const { task } = await callAsTask(client, 'slow', { text: 'x' });
-    await until('the provider call', () => getStack().fake.requests.length > 0);
+    await until('the provider call', () => getStack().fake.requests.some((req) => lastUserText(req) === 'Say x'));
     const cancelled = await client.experimental.tasks.cancelTask(task.taskId);
     expect(cancelled.status).to.equal('cancelled');
     const ended = await until('the run to end', async () => {
@@ -131,7 +131,7 @@ describe('MCP server: calls as MCP tasks', () => {
     const first = await mcpClient(me.sessionId);
     const aborted = new AbortController();
     const call = first.callTool({ name: 'slow', arguments: { text: 'Ed' } }, CallToolResultSchema, { signal: aborted.signal });
-    await until('the provider call', () => getStack().fake.requests.length > 0);
+    await until('the provider call', () => getStack().fake.requests.some((req) => lastUserText(req) === 'Say Ed'));
     aborted.abort();
     await call.catch(() => undefined);
     await first.close();
@@ -203,7 +203,7 @@ describe('MCP server: calls as MCP tasks', () => {
     await client.connect(new StreamableHTTPClientTransport(new URL(mcpUrl()), { fetch: routed, requestInit: { headers: { Authorization: `Bearer ${me.sessionId}` } } }));
     try {
       const call = client.callTool({ name: 'slow', arguments: { text: 'Fa' } }, CallToolResultSchema, { timeout: 60_000 });
-      await until('the provider call', () => getStack().fake.requests.length > 0);
+      await until('the provider call', () => getStack().fake.requests.some((req) => lastUserText(req) === 'Say Fa'));
       gone = true;
       await leaving.close();
       held.open();
