@@ -472,7 +472,7 @@ export function createRunActivities(deps: ActivityDeps, runs: Runs) {
     const version = await loadVersion(task.taskId, task.taskVersion);
     let key: string;
     try {
-      key = openTaskKey(deps.keyring, deps.config, version);
+      key = openTaskKey(deps.keyring, deps.config, version, task.runner);
     } catch (err) {
       throw runFailure('NoKey', (err as Error).message);
     }

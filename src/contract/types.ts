@@ -80,6 +80,18 @@ export interface RunUsage {
 }
 
 /** Workflow input: references and trigger data, never a secret, never large content. */
+/** Where a replay's tool calls get their results (docs/replays.md, "Modes"). */
+export type ReplayTools = 'recorded' | 'live' | 'recorded_then_live';
+
+/** What a replay changes of its original run; absent fields: the original's. */
+export interface ReplayOverrides {
+  runner?: string;
+  model?: string;
+  /** A prompt template used instead of the task version's. */
+  prompt?: string;
+  task_version?: number;
+}
+
 export interface RunInput {
   identity: RunIdentity;
   taskId: string;
@@ -108,6 +120,8 @@ export interface RunInput {
    * the workflow's own for a quick run (run-start.ts `firstCall`, the first call's `endsRun`).
    */
   firstCallEnds?: true;
+  /** The run is a replay (src/replays/): its preparation reads its record's replay settings (runs from 2026-11-28 on). */
+  replay?: true;
 }
 
 /** What a run carries over when it continues as new (all of it small: contents stay in the store). */
@@ -250,6 +264,8 @@ export interface PreparedRun {
   tools: ToolRoute[];
   /** JSON of the ToolSpec[] offered to the model (a reference when large: it is given to every model call). */
   toolSpecs: Text;
+  /** A replay's source of tool results (absent: every call live, as in any run). */
+  replayTools?: ReplayTools;
 }
 
 /** What a model call needs of the run's model, prepared once. */
