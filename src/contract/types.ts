@@ -137,6 +137,8 @@ export interface RunResume {
   continued: number;
   /** Usage so far. */
   usage: RunUsage;
+  /** A replay's recorded tool results used so far, by call key (workflows/run-steps.ts `replayUsed`). */
+  replayUsed?: Record<string, number>;
 }
 
 /** The contract's result entries. `C` is the content's type: text for clients, `Text` where it may be a reference. */
@@ -148,6 +150,8 @@ export interface LogEntry {
 export interface ExchangeEntry<C = string> {
   msg: string;
   exchange: { role: string; content: C };
+  /** A replay's tool result taken from its original's recorded result (docs/replays.md); absent otherwise. */
+  replayed?: true;
 }
 export interface LastEntry<C = string> {
   msg: string;
@@ -311,6 +315,8 @@ export interface FirstModelCallInput extends Pick<ModelCallInput, 'run' | 'taskI
   at: number;
   /** The task version's runner (the record's), for the call's metrics before the preparation has read it. */
   runner: string;
+  /** The run is a replay (RunInput `replay`): its preparation applies its record's replay settings. */
+  replay?: true;
   /**
    * `firstModelCall`: an answer without tool calls, within `maxTotalTokens`, ends the run here: the call records the
    * run's start with its end (one write, the recorder's, while the record is open) and answers with `finishedAt`.
@@ -368,6 +374,8 @@ export interface ToolOutcome {
   said?: HeldEntry[];
   /** What its MCP server's sampling requests used of the run's model: counted in the run's usage and token budget. */
   sampled?: SampledUsage;
+  /** A replay's call answered from its original's recorded result (docs/replays.md): the tool was not called. */
+  replayed?: true;
 }
 
 /** Provider calls an MCP server's sampling requests made during one tool call (docs/mcp.md, "Sampling"), and their tokens. */

@@ -24,9 +24,14 @@ export function canonicalKey(argumentsText: string): string {
   }
 }
 
+/**
+ * A call's short key, the same for every call of `tool` with arguments of canonical `key`: what the workflow counts
+ * uses by (a replay's `used`, small in history whatever the arguments' size).
+ */
+export const callKey = (tool: string, key: string) => crypto.createHash('sha256').update(`${tool}\u0000${key}`).digest('base64url').slice(0, 24);
+
 /** One recorded result's `_id`: found by `_id` (FerretDB scans for any other filter). */
-const recordedId = (run: string, tool: string, key: string, n: number) =>
-  `${run}#${crypto.createHash('sha256').update(`${tool}\u0000${key}`).digest('base64url').slice(0, 24)}#${n}`;
+const recordedId = (run: string, callKeyed: string, n: number) => `${run}#${callKeyed}#${n}`;
 
 /** A tool call of a run's conversation with its result, in the order the results were given. */
 export interface RecordedCall {
@@ -80,10 +85,10 @@ export async function copyRecordedTools(models: Models, calls: readonly Recorded
   const seen = new Map<string, number>();
   const docs = calls.map((call) => {
     const key = canonicalKey(call.arguments);
-    const id = `${call.tool}\u0000${key}`;
-    const n = seen.get(id) ?? 0;
-    seen.set(id, n + 1);
-    return { _id: recordedId(replayRunId, call.tool, key, n), run: replayRunId, tool: call.tool, key, n, result_json: JSON.stringify(call.result) };
+    const keyed = callKey(call.tool, key);
+    const n = seen.get(keyed) ?? 0;
+    seen.set(keyed, n + 1);
+    return { _id: recordedId(replayRunId, keyed, n), run: replayRunId, tool: call.tool, key, n, result_json: JSON.stringify(call.result) };
   });
   for (let i = 0; i < docs.length; i += COPY_BATCH) {
     await Promise.all(
@@ -96,9 +101,9 @@ export async function copyRecordedTools(models: Models, calls: readonly Recorded
 /** Upserts made at once when copying a run's tool results. */
 const COPY_BATCH = 16;
 
-/** The `n`-th recorded result (0 the first) of `tool` called with arguments of canonical `key`, or null. */
-export async function findRecordedResult(models: Models, run: string, tool: string, key: string, n: number): Promise<CallToolResult | null> {
-  const doc = await models.ReplayTool.collection.findOne({ _id: recordedId(run, tool, key, n) as never });
+/** The `n`-th recorded result (0 the first) of calls of key `callKeyed` (`callKey`), or null. */
+export async function findRecordedResult(models: Models, run: string, callKeyed: string, n: number): Promise<CallToolResult | null> {
+  const doc = await models.ReplayTool.collection.findOne({ _id: recordedId(run, callKeyed, n) as never });
   return doc ? (JSON.parse(doc.result_json as string) as CallToolResult) : null;
 }
 
