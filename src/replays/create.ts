@@ -50,7 +50,7 @@ export async function createReplay(
 
   const payload = JSON.parse(original.payload_json) as Record<string, unknown>;
   const fields: ReplayFields = {
-    replay: { of: original.name, of_id: original._id, tools, overrides: definedOnly(overrides) },
+    replay: { of: original.name, of_id: original._id, of_created_at: original.created_at, tools, overrides: definedOnly(overrides) },
     ...(args.eval !== undefined ? { eval: args.eval } : {}),
   };
   const forRun = { ...task, version: versionNo, runner, model: overrides.model ?? version.model };

@@ -139,6 +139,8 @@ const replaySettings = new Schema(
   {
     of: { type: String, required: true },
     of_id: { type: String, required: true },
+    /** The original's created_at: tells it from a later run of its name (the original deleted, the name used again). */
+    of_created_at: { type: Date, required: true },
     tools: { type: String, enum: ['recorded', 'live', 'recorded_then_live'], required: true },
     overrides: {
       runner: { type: String },

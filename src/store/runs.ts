@@ -47,7 +47,7 @@ export interface NewRun {
 
 /** What a replay's record holds beyond any run's (models.ts `replay`, `eval`). */
 export interface ReplayFields {
-  replay: { of: string; of_id: string; tools: ReplayTools; overrides: ReplayOverrides };
+  replay: { of: string; of_id: string; of_created_at: Date; tools: ReplayTools; overrides: ReplayOverrides };
   eval?: string;
 }
 
