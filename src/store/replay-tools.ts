@@ -68,7 +68,10 @@ export async function readRecordedCalls(models: Models, record: Pick<RunRecord, 
 
 /** Every message of a run's conversation: the record's page, then the pages after it (their committed versions). */
 async function readAllMessages(models: Models, record: Pick<RunRecord, '_id' | 'messages' | 'page_versions'>): Promise<Message[]> {
-  const all = [...((record.messages ?? []) as Message[])];
+  // The record's page is an array, or an object by index (the recorder's `$set` of `messages.<i>` on a record without one).
+  const first = (record.messages ?? {}) as Record<number, Message | undefined>;
+  const all: Message[] = [];
+  for (let i = 0; i < PAGE_SIZE && first[i] !== undefined && first[i] !== null; i++) all.push(first[i]!);
   const versions = (record.page_versions ?? {}) as PageVersions;
   for (let page = 1; all.length === page * PAGE_SIZE; page++) {
     const items = await readPage(models, record._id, 'm', page, versions[`m${page}`]);
