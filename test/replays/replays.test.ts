@@ -3,7 +3,7 @@ import { expect } from 'chai';
 import { getStack } from '../helpers/stack';
 import { api as apiFor, signedIn, type Api } from '../helpers/api';
 import { useOwnWorkerAndApi } from '../helpers/api';
-import { openaiText, openaiToolCall, type RecordedRequest } from '../helpers/fake-provider';
+import { anthropicText, openaiText, openaiToolCall, type RecordedRequest } from '../helpers/fake-provider';
 import { installServlet } from '../helpers/servlets';
 import { createTask, postSigned, signedUrl, until, waitForRun } from '../helpers/runs';
 import { startCountingServer, type CountingServer } from '../servlets/counting-server';
@@ -13,7 +13,7 @@ import { runWorkflowId } from '../../src/contract/constants';
  * The worker and API of these tests: servlets may fetch loopback (the counter below), no operator key for Anthropic
  * (a replay on it needs a key the task lacks), a task queue of their own.
  */
-const SETTINGS = { NETWORK_ALLOWLIST: '127.0.0.1', ANTHROPIC_API_KEY: '', TEMPORAL_TASK_QUEUE: `replays-${crypto.randomBytes(4).toString('hex')}` };
+const SETTINGS = { NETWORK_ALLOWLIST: '127.0.0.1', OPENAI_API_KEY: 'sk-operator-openai-replays', ANTHROPIC_API_KEY: '', TEMPORAL_TASK_QUEUE: `replays-${crypto.randomBytes(4).toString('hex')}` };
 let server: { readonly url: string };
 
 const toolMessages = (req: RecordedRequest) => (req.body.messages as Array<{ role: string; content: string }>).filter((m) => m.role === 'tool');
@@ -21,16 +21,17 @@ const promptOf = (req: RecordedRequest) => String((req.body.messages as Array<{ 
 
 /**
  * The fake model of these tests, the same for every run: it fetches the counter's URL (named in the prompt) twice, one
- * call a turn with identical arguments, and when the prompt says "greet" also calls the greeter; then it answers with
- * the results it heard, in order.
+ * call a turn with identical arguments, with the fetcher installed as `web` (or as the prompt's `via <install>`), and
+ * when the prompt says "greet" also calls the greeter; then it answers with the results it heard, in order.
  */
 function model(req: RecordedRequest) {
   const heard = toolMessages(req).map((m) => m.content);
   const prompt = promptOf(req);
   const url = /fetch (\S+)/.exec(prompt)?.[1] ?? '';
+  const fetcher = `${/via (\w+)/.exec(prompt)?.[1] ?? 'web'}__fetch`;
   const plan = [
-    { name: 'web__fetch', arguments: { url } },
-    { name: 'web__fetch', arguments: { url } },
+    { name: fetcher, arguments: { url } },
+    { name: fetcher, arguments: { url } },
     ...(prompt.includes('greet') ? [{ name: 'hello__greet', arguments: { name: 'Ann' } }] : []),
   ];
   const next = plan[heard.length];
@@ -225,5 +226,44 @@ describe('replays: the same run again, its tools played back', function () {
     expect(viaA.body.url).to.match(/\/api\/profiles\/[^/]+\/default\/tasks\/default-task\/runs\/a1\.r1$/);
     const run = await waitForRun(api, viaA.body.url);
     expect(run.replay_of).to.equal('a1');
+  });
+
+  it('answers a recorded call without asking for its approval, where the original waited for one', async () => {
+    const { api, username } = await setUp();
+    const gated = await api.post('/api/profiles/~/default/installations', { servlet_slug: `${username}/http-fetcher`, name: 'gated', settings: { approval: '*' } });
+    expect(gated.status, gated.text).to.equal(201);
+    await createTask(api, 'default', 'g', { prompt: 'fetch {{ url }} via gated' });
+    const res = await postSigned(await signedUrl(api, 'default', 'g'), { url: `${counter.url}/n` }, { 'run-id': 'o' });
+    const path = new URL(res.body.url).pathname;
+    for (let i = 0; i < 2; i++) {
+      const approval = await until('an approval', async () => {
+        const run = (await api.get(path)).body;
+        return run.status === 'pending' ? run.results.filter((e: any) => e.approval).at(i)?.approval : undefined;
+      });
+      expect((await api.post(`${path}/approvals/${approval.id}`, { approve: true })).status).to.equal(202);
+    }
+    const first = await waitForRun(api, res.body.url);
+    expect(first.status, JSON.stringify(first.results)).to.equal('ready');
+    const again = await replay(api, path, { tools: 'recorded' });
+    expect(answer(again.run)).to.equal(answer(first));
+    expect(again.run.results.filter((e: any) => e.approval)).to.deep.equal([]);
+  });
+
+  it('runs a replay on another runner with its model, on the operator\'s key for that runner', async () => {
+    const { api } = await setUp();
+    await createTask(api, 'default', 'c', { runner: 'anthropic', prompt: 'fetch {{ url }}', key: 'sk-ant-task-key-0123456789' });
+    getStack().fake.script([anthropicText('from claude')]);
+    const res = await postSigned(await signedUrl(api, 'default', 'c'), { url: 'x' }, { 'run-id': 'o' });
+    const first = await waitForRun(api, res.body.url);
+    expect(answer(first)).to.equal('from claude');
+    getStack().fake.reset();
+    getStack().fake.script([openaiText('from gpt')]);
+    const again = await replay(api, new URL(res.body.url).pathname, { runner: 'openai', model: 'gpt-replay' });
+    expect(answer(again.run)).to.equal('from gpt');
+    expect(again.run.overrides).to.deep.equal({ runner: 'openai', model: 'gpt-replay' });
+    const call = getStack().fake.requests.at(-1)!;
+    expect(call.provider).to.equal('openai');
+    expect(call.body.model).to.equal('gpt-replay');
+    expect(call.headers.authorization).to.equal('Bearer sk-operator-openai-replays');
   });
 });
