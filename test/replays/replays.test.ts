@@ -1,8 +1,7 @@
 import crypto from 'node:crypto';
 import { expect } from 'chai';
 import { getStack } from '../helpers/stack';
-import { api as apiFor, signedIn, type Api } from '../helpers/api';
-import { useOwnWorkerAndApi } from '../helpers/api';
+import { api as apiFor, signedIn, startApi, useOwnWorkerAndApi, type Api } from '../helpers/api';
 import { anthropicText, openaiText, openaiToolCall, type RecordedRequest } from '../helpers/fake-provider';
 import { installServlet } from '../helpers/servlets';
 import { createTask, postSigned, signedUrl, until, waitForRun } from '../helpers/runs';
@@ -21,7 +20,7 @@ const promptOf = (req: RecordedRequest) => String((req.body.messages as Array<{ 
 
 /**
  * The fake model of these tests, the same for every run: it fetches the counter's URL (named in the prompt) twice, one
- * call a turn with identical arguments, with the fetcher installed as `web` (or as the prompt's `via <install>`), and
+ * (or the prompt's `times <n>`) call a turn with identical arguments, with the fetcher installed as `web` (or as the prompt's `via <install>`), and
  * when the prompt says "greet" also calls the greeter; then it answers with the results it heard, in order.
  */
 function model(req: RecordedRequest) {
@@ -29,9 +28,9 @@ function model(req: RecordedRequest) {
   const prompt = promptOf(req);
   const url = /fetch (\S+)/.exec(prompt)?.[1] ?? '';
   const fetcher = `${/via (\w+)/.exec(prompt)?.[1] ?? 'web'}__fetch`;
+  const times = Number(/times (\d+)/.exec(prompt)?.[1] ?? 2);
   const plan = [
-    { name: fetcher, arguments: { url } },
-    { name: fetcher, arguments: { url } },
+    ...Array.from({ length: times }, () => ({ name: fetcher, arguments: { url } })),
     ...(prompt.includes('greet') ? [{ name: 'hello__greet', arguments: { name: 'Ann' } }] : []),
   ];
   const next = plan[heard.length];
@@ -45,7 +44,7 @@ async function setUp(task = 't') {
   await installServlet(api, username, 'http-fetcher', 'web');
   await installServlet(api, username, 'greeter', 'hello');
   await createTask(api, 'default', task, { prompt: 'fetch {{ url }} {{ extra }}' });
-  return { api, username };
+  return { api, username, sessionId };
 }
 
 /** A closed run of task `task` named `run`, fetching `counter`. */
@@ -265,5 +264,32 @@ describe('replays: the same run again, its tools played back', function () {
     expect(call.provider).to.equal('openai');
     expect(call.body.model).to.equal('gpt-replay');
     expect(call.headers.authorization).to.equal('Bearer sk-operator-openai-replays');
+  });
+
+  it('gives each identical call its own recorded result across a continue-as-new', async function () {
+    this.timeout(120_000);
+    const { api, username, sessionId } = await setUp();
+    await createTask(api, 'default', 'long', { prompt: 'fetch {{ url }} times 10' });
+    const res = await postSigned(await signedUrl(api, 'default', 'long'), { url: `${counter.url}/n` }, { 'run-id': 'o' });
+    const first = await waitForRun(api, res.body.url, 60_000);
+    expect(first.status, JSON.stringify(first.results.at(-1))).to.equal('ready');
+    const hits = counter.hits;
+    // Runs this API starts continue as new every 25 history events: several times in 10 turns.
+    const short = await startApi({ ...SETTINGS, RUN_CONTINUE_AS_NEW_EVENTS: '25' });
+    try {
+      const made = await apiFor(sessionId, short.url).post(`${new URL(res.body.url).pathname}/replays`, { tools: 'recorded' });
+      expect(made.status, made.text).to.equal(201);
+      const again = await waitForRun(api, made.body.url, 60_000);
+      expect(answer(again)).to.equal(answer(first));
+      expect(counter.hits).to.equal(hits);
+      const id = runWorkflowId({ owner: username, profile: 'default', task: 'long', run: 'o.r1' });
+      // Visibility lags a little behind the executions.
+      await until('an execution that continued as new', async () => {
+        for await (const w of getStack().temporal.workflow.list({ query: `WorkflowId = "${id}"` })) if (w.status.name === 'CONTINUED_AS_NEW') return true;
+        return false;
+      }, 10_000);
+    } finally {
+      await short.close();
+    }
   });
 });
