@@ -12,6 +12,8 @@ import { copyRecordedTools, nextReplayNumber, readRecordedCalls } from '../store
 import { triggerRun } from '../runs/trigger';
 
 export type { ReplayOverrides, ReplayTools };
+/** The diff of a replay from its original, as GET <replay path>/diff answers it (diff.ts). */
+export { runDiff, type RunDiff } from './diff';
 
 /** Generated names tried before giving up (each one in use by another run is skipped). */
 const NAME_TRIES = 100;
