@@ -75,6 +75,8 @@ export async function createReplay(
     if (!NAME_PATTERN.test(name)) throw badRequest(`name: the replay's name "${name}" would pass the run name limit (${NAME_RULE}); give one`);
     const identity = at(name);
     if (await findRun(models, identity)) continue;
+    // A run of this name made between the look and the trigger (created: false) keeps the copies written under its
+    // _id unused (a replay of the same original has the very same ones); they go when it is deleted.
     if (await start(identity)) return { identity, created: true };
   }
   throw conflict(`run "${original.name}": no free replay name after ${NAME_TRIES} tries; give one`, 'name_taken');
