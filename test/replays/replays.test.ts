@@ -7,6 +7,8 @@ import { installServlet } from '../helpers/servlets';
 import { createTask, postSigned, signedUrl, until, waitForRun } from '../helpers/runs';
 import { startCountingServer, type CountingServer } from '../servlets/counting-server';
 import { runWorkflowId } from '../../src/contract/constants';
+import { runDiffView } from '../../src/http/presenters/run-diff';
+import { runView } from '../../src/http/presenters/run';
 
 /**
  * The worker and API of these tests: servlets may fetch loopback (the counter below), no operator key for Anthropic
@@ -148,6 +150,8 @@ describe('replays: the same run again, its tools played back', function () {
       { change: 'added', tool: 'hello__greet', replay_arguments: { name: 'Ann' }, replayed: false },
     ]);
     // The original's own diff: it is not a replay.
+    expect(() => runDiffView.parse(diff), 'the diff fits its OpenAPI schema').to.not.throw();
+    expect(() => runView.parse(mixed.run), 'the replay fits the run schema').to.not.throw();
     const notReplay = await api.get(`${first.path}/diff`);
     expect(notReplay.status).to.equal(404);
     expect(notReplay.body.error.code).to.equal('not_a_replay');
@@ -173,7 +177,7 @@ describe('replays: the same run again, its tools played back', function () {
     expect(await getStack().db.models.ReplayTool.countDocuments({ run: replayId })).to.equal(0);
   });
 
-  it('refuses a live original (409 run_live), an unknown run (404), bad bodies (400 naming the field) and a runner without a key (400 missing_key)', async () => {
+  it('refuses a live original (409 run_live), an unknown run (404), bad bodies (400 naming the field), a runner without a key (400 missing_key) and a live replay\'s diff (409 run_live)', async () => {
     const { api, username } = await setUp();
     const first = await original(api, counter);
     expect((await api.post('/api/runs/~/default/t/nope/replays', {})).status).to.equal(404);
@@ -206,8 +210,17 @@ describe('replays: the same run again, its tools played back', function () {
     const refused = await api.post(`${livePath}/replays`, {});
     expect(refused.status, refused.text).to.equal(409);
     expect(refused.body.error.code).to.equal('run_live');
-    await api.post(`${livePath}/cancel`);
-    await until('the hanging run to end', async () => ['ready', 'error'].includes((await api.get(livePath)).body.status));
+    // A replay still live has no diff yet.
+    const hung = await api.post(`${first.path}/replays`, {});
+    expect(hung.status, hung.text).to.equal(201);
+    const hungPath = new URL(hung.body.url).pathname;
+    const early = await api.get(`${hungPath}/diff`);
+    expect(early.status, early.text).to.equal(409);
+    expect(early.body.error.code).to.equal('run_live');
+    for (const path of [livePath, hungPath]) {
+      await api.post(`${path}/cancel`);
+      await until('the hanging run to end', async () => ['ready', 'error'].includes((await api.get(path)).body.status));
+    }
     expect(username).to.be.a('string');
   });
 
