@@ -7,6 +7,7 @@ import { installServlet } from '../helpers/servlets';
 import { createTask, postSigned, signedUrl, until, waitForRun } from '../helpers/runs';
 import { startCountingServer, type CountingServer } from '../servlets/counting-server';
 import { runWorkflowId } from '../../src/contract/constants';
+import { ptrAs } from '../helpers/ptr';
 import { runDiffView } from '../../src/http/presenters/run-diff';
 import { runView } from '../../src/http/presenters/run';
 
@@ -304,5 +305,20 @@ describe('replays: the same run again, its tools played back', function () {
     } finally {
       await short.close();
     }
+  });
+
+  it('replays and diffs from the command line (ptr run replay, ptr run diff)', async () => {
+    const { api, sessionId } = await setUp();
+    const first = await original(api, counter);
+    const made = await ptrAs(['run', 'replay', 't', 'orig', '--tools', 'recorded', '--prompt', 'fetch {{ url }} and greet'], sessionId, server.url);
+    expect(made.code, made.stderr).to.equal(0);
+    expect(made.stdout).to.match(/^started: replay orig\.r1 of orig, http:\/\/\S+\/orig\.r1/);
+    await waitForRun(api, `${server.url}${first.path}.r1`);
+    const diff = await ptrAs(['run', 'diff', 't', 'orig.r1'], sessionId, server.url);
+    expect(diff.code, diff.stderr).to.equal(0);
+    expect(diff.stdout).to.match(/^same\s+web__fetch\s+yes$/m).and.match(/^added\s+hello__greet$/m).and.include('+++ orig.r1');
+    const bad = await ptrAs(['run', 'replay', 't', 'orig', '--tools', 'often'], sessionId, server.url);
+    expect(bad.code).to.not.equal(0);
+    expect(bad.stderr).to.include('--tools');
   });
 });
