@@ -16,7 +16,7 @@ export function createActivities(deps: ActivityDeps) {
   const runs = createRuns({ models: deps.db.models, temporal: deps.temporal, logger: deps.logger, config: deps.config });
   const runSteps = withFailurePolicy(
     deps.logger,
-    { prepareStart: 'preparing the run', prepareRun: 'preparing the run', recordRun: 'recording the run', callModel: 'the provider call', firstModelCall: 'the provider call', prepareAndCallModel: 'the provider call', callTool: 'the tool call', callMcpTool: 'the MCP tool call', startMcpTask: 'starting the MCP task', followMcpTask: 'following the MCP task', mcpTaskResult: 'reading the MCP task\'s result', answerMcpTask: 'answering the MCP task\'s questions', cancelMcpTask: 'cancelling the MCP task', abortRunCalls: 'stopping a cancelled run\'s calls', reconcileClosedRuns: 'reconciling runs', startDeferredRuns: 'starting deferred runs', deleteExpiredRuns: 'deleting expired runs' },
+    { prepareStart: 'preparing the run', prepareRun: 'preparing the run', recordRun: 'recording the run', callModel: 'the provider call', firstModelCall: 'the provider call', prepareAndCallModel: 'the provider call', callTool: 'the tool call', callMcpTool: 'the MCP tool call', startMcpTask: 'starting the MCP task', followMcpTask: 'following the MCP task', mcpTaskResult: 'reading the MCP task\'s result', answerMcpTask: 'answering the MCP task\'s questions', cancelMcpTask: 'cancelling the MCP task', abortRunCalls: 'stopping a cancelled run\'s calls', recordedToolResult: 'reading a recorded tool result', reconcileClosedRuns: 'reconciling runs', startDeferredRuns: 'starting deferred runs', deleteExpiredRuns: 'deleting expired runs' },
     {
       ...createHealthActivities(),
       ...createRunActivities(deps, runs),

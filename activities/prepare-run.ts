@@ -1,11 +1,10 @@
-import type { Models } from '../src/store/models';
 import { recordProgress } from '../src/runs/recorder';
-import { findRun, type RunProgress } from '../src/store/runs';
+import { findRun, type RunProgress, type RunRecord } from '../src/store/runs';
 import { maxTokensFor, type TaskVersionRecord } from '../src/store/tasks';
 import { LEVEL } from '../src/contract/constants';
 import { modelDeprecation } from '../src/model-deprecations';
 import { runFailure } from '../src/contract/failures';
-import type { HeldEntry, Message, RunIdentity, RunRef, StartedRun, Text, Turn } from '../src/contract/types';
+import type { HeldEntry, Message, RunIdentity, RunRef, Runner, StartedRun, Text, Turn } from '../src/contract/types';
 import type { ActivityDeps } from './deps';
 import type { RunContentCache } from './run-content-cache';
 import { TemplateFailure } from './template/sandbox';
@@ -26,6 +25,8 @@ export interface PrepareInput {
    * outcome unheard) writes the very entries the first one did. Absent in runs started before it: now.
    */
   at?: number;
+  /** The run is a replay (RunInput `replay`): its record's replay settings apply (`replayed`). */
+  replay?: true;
 }
 
 /**
@@ -59,8 +60,10 @@ export function createPrepare(parts: {
   const { deps, contents, loadVersion, store } = parts;
   const { models } = deps.db;
   return async (input: PrepareInput): Promise<Opening> => {
-    const version = await loadVersion(input.taskId, input.taskVersion);
-    const payload = input.payload ?? (await storedPayload(models, input.run.id));
+    const record = input.replay || !input.payload ? await findRun(models, input.run.id) : undefined;
+    if (record === null) throw runFailure('TaskGone', 'the run was deleted before it started');
+    const version = replayed(await loadVersion(input.taskId, input.taskVersion), record?.replay);
+    const payload = input.payload ?? (JSON.parse(record!.payload_json) as Record<string, unknown>);
     let expanded: { prompt: string; missing: string[] };
     try {
       expanded = await deps.templates.expand(version.prompt, payload);
@@ -90,6 +93,7 @@ export function createPrepare(parts: {
         maxTokens: maxTokensFor(deps.config, version) ?? null,
         tools: tools.map(({ name, install, tool, approval, mcp, idempotent, task }) => ({ name, install, tool, ...(approval ? { approval } : {}), ...(mcp ? { mcp } : {}), ...(idempotent ? { idempotent } : {}), ...(task ? { task } : {}) })),
         toolSpecs,
+        ...(record?.replay ? { replayTools: record.replay.tools } : {}),
       },
       entries,
       at: now,
@@ -105,8 +109,12 @@ export function createPrepare(parts: {
   };
 }
 
-async function storedPayload(models: Models, runId: string): Promise<Record<string, unknown>> {
-  const record = await findRun(models, runId);
-  if (!record) throw runFailure('TaskGone', 'the run was deleted before it started');
-  return JSON.parse(record.payload_json) as Record<string, unknown>;
+/**
+ * The task version as a replay runs it (docs/replays.md): its runner, model and prompt template replaced by the
+ * replay's overrides (another task version is the record's own `task_version`). Without replay settings, `version`.
+ */
+function replayed(version: TaskVersionRecord, replay: RunRecord['replay']): TaskVersionRecord {
+  if (!replay) return version;
+  const { runner, model, prompt } = replay.overrides ?? {};
+  return { ...version, ...(runner ? { runner: runner as Runner } : {}), ...(model ? { model } : {}), ...(typeof prompt === 'string' ? { prompt } : {}) };
 }

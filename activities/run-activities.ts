@@ -11,6 +11,7 @@ import type { CallToolResult, FirstModelCall, RunUsage, FirstModelCallInput, Mod
 import type { ActivityDeps } from './deps';
 import { linkedAbort } from './linked-abort';
 import { createPrepare, type Opening, type PrepareInput } from './prepare-run';
+import { createReplayToolActivities } from './replay-tools';
 import { callAnthropic } from './providers/anthropic';
 import { base64Bytes, callOpenAI } from './providers/openai';
 import { createRunContentCache } from './run-content-cache';
@@ -102,7 +103,7 @@ export function createRunActivities(deps: ActivityDeps, runs: Runs) {
    */
   const prepareFirst = async (input: FirstModelCallInput): Promise<Opening | undefined> => {
     try {
-      return await prepare({ run: input.run, identity: input.identity, taskId: input.taskId, taskVersion: input.taskVersion, payload: input.payload, at: input.at });
+      return await prepare({ run: input.run, identity: input.identity, taskId: input.taskId, taskVersion: input.taskVersion, payload: input.payload, at: input.at, ...(input.replay ? { replay: true as const } : {}) });
     } catch (err) {
       if (isTemplateFailure(err)) throw err;
       deps.logger.debug({ run: input.run.id, err }, 'preparing in the first model call failed; the workflow prepares the run itself');
@@ -303,6 +304,8 @@ export function createRunActivities(deps: ActivityDeps, runs: Runs) {
       return 'content' in got ? { outcome: await outcome(run, got) } : got;
     },
 
+    ...createReplayToolActivities({ models, outcome }),
+
     /** Remote activity on the MCP queue: asks the server to stop the task (a cancelled run, or one out of time). */
     async cancelMcpTask(input: McpTaskStep): Promise<void> {
       const { run: _run, ...step } = input;
@@ -472,7 +475,7 @@ export function createRunActivities(deps: ActivityDeps, runs: Runs) {
     const version = await loadVersion(task.taskId, task.taskVersion);
     let key: string;
     try {
-      key = openTaskKey(deps.keyring, deps.config, version);
+      key = openTaskKey(deps.keyring, deps.config, version, task.runner);
     } catch (err) {
       throw runFailure('NoKey', (err as Error).message);
     }

@@ -13,6 +13,8 @@ const AWAIT_WRITE = { cancellationType: ActivityCancellationType.WAIT_CANCELLATI
 export const PREPARE = { ...AWAIT_WRITE, startToCloseTimeout: '30s', scheduleToCloseTimeout: '5m', retry: { initialInterval: '500ms', maximumInterval: '10s' } } as const;
 /** A record write must eventually land: the record is what serves closed runs. */
 export const RECORD = { ...AWAIT_WRITE, startToCloseTimeout: '30s', retry: { initialInterval: '200ms', maximumInterval: '10s' } } as const;
+/** A replay's recorded tool result is read from the store (a lookup by _id): retried through a stall, as a record write is. */
+export const RECORDED_RESULT = { startToCloseTimeout: '30s', retry: { initialInterval: '200ms', maximumInterval: '10s' } } as const;
 /** The provider call heartbeats; a dead worker's call is retried by the workflow after the heartbeat timeout. */
 export const providerCall = (heartbeatMs: number, timeoutMs: number) =>
   ({ startToCloseTimeout: timeoutMs, heartbeatTimeout: heartbeatMs, retry: { maximumAttempts: 1 } }) as const;

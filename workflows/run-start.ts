@@ -68,6 +68,7 @@ export class RunStart {
         at: this.firstAt,
         runner,
         usage: log.usage,
+        ...(input.replay ? { replay: true as const } : {}),
         ...(input.firstCallEnds ? { endsRun: true as const, maxTotalTokens: input.limits.maxTotalTokens } : {}),
       })
       .then(
@@ -113,7 +114,7 @@ export class RunStart {
   async prepare(): Promise<void> {
     const { input, run } = this.parts;
     const { prepareStart } = proxyLocalActivities<RunActivities>(PREPARE);
-    this.heard(await prepareStart({ run, identity: input.identity, taskId: input.taskId, taskVersion: input.taskVersion, payload: input.payload, at: this.firstAt ?? Date.now() }));
+    this.heard(await prepareStart({ run, identity: input.identity, taskId: input.taskId, taskVersion: input.taskVersion, payload: input.payload, at: this.firstAt ?? Date.now(), ...(input.replay ? { replay: true as const } : {}) }));
   }
 
   /** What a preparation found, which the store does not have yet: the run is `running` with these first entries, the prompt message 0. */

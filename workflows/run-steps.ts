@@ -5,7 +5,7 @@ import { isOwnerBusy, isRunClosed, readFailure } from '../src/contract/failures'
 import type { ModelCallInput, ModelTurn, PreparedRun, RunInput, RunRef, RunStatus, Text, ToolOutcome } from '../src/contract/types';
 import type { McpToolCallInput } from '../activities/mcp-call';
 import type { McpTaskState } from '../src/mcp/tasks';
-import { ABORT, mcpCall, ownerBusyWait, providerCall, RECORD, TOOL_CALL } from './limits';
+import { ABORT, mcpCall, ownerBusyWait, providerCall, RECORD, RECORDED_RESULT, TOOL_CALL } from './limits';
 import { RunFailed, type RunClock } from './run-clock';
 import type { RunControls } from './run-controls';
 import type { RunLog } from './run-log';
@@ -29,6 +29,9 @@ export const recordClosed = (err: unknown) =>
 const LOCAL_RUN_CLOSED = 'local-run-closed';
 /** A task waiting for input (`input_required`) has its questions answered through `tasks/result` (docs/mcp.md). */
 const MCP_TASK_INPUT = 'mcp-task-input';
+
+/** What a replay's model hears for a call its original did not make (tools `recorded`). */
+const NOT_RECORDED = 'no recorded result for this call';
 
 /** How often a run polls an MCP task, at least and at most (run-steps' mcpTask). */
 const MCP_TASK_POLL_MIN_MS = 1_000;
@@ -65,9 +68,12 @@ export class RunSteps {
   private waiting: { status?: RunStatus; resolve: () => void; reject: (err: unknown) => void }[] | undefined;
   /** A model call wrote the run's text so far (it was followed): the next record write deletes it (`streamed`). */
   private textWritten = false;
+  /** A replay's recorded results used so far, by call key (run-task.ts carries them across a continue-as-new). */
+  readonly replayUsed: Record<string, number>;
 
   constructor(private readonly parts: RunParts) {
     const { limits } = parts.input;
+    this.replayUsed = { ...(parts.input.resume?.replayUsed ?? {}) };
     this.providerOptions = providerCall(limits.providerHeartbeatMs, limits.providerCallMs);
     parts.controls.serveInputs({ record: (status) => this.record(status), timeLeft: () => parts.clock.left(), timeoutMs: limits.inputTimeoutMs ?? DEFAULT_INPUT_TIMEOUT_MS });
   }
@@ -198,9 +204,22 @@ export class RunSteps {
     return answer;
   }
 
-  /** Runs one tool call the model asked for (after a person's decision when its install asks for one). */
+  /**
+   * Runs one tool call the model asked for (after a person's decision when its install asks for one). A replay's
+   * (`prepared.replayTools` other than `live`) is first looked up among its original's recorded results: found, that
+   * result is the outcome (`replayed`: no approval, no call); not found, `recorded` answers that there is none and
+   * `recorded_then_live` calls the tool as any run does.
+   */
   async callTool(prepared: PreparedRun, call: ToolCallAsked): Promise<ToolOutcome> {
     const { input, run, log, clock, controls } = this.parts;
+    if (prepared.replayTools && prepared.replayTools !== 'live') {
+      const found = await proxyLocalActivities<RunActivities>(RECORDED_RESULT).recordedToolResult({ run, tool: call.name, arguments: call.arguments, used: this.replayUsed });
+      if (found.outcome) {
+        this.replayUsed[found.key] = (this.replayUsed[found.key] ?? 0) + 1;
+        return { ...found.outcome, replayed: true };
+      }
+      if (prepared.replayTools === 'recorded') return { isError: true, message: { text: NOT_RECORDED }, shown: NOT_RECORDED };
+    }
     const route = prepared.tools.find((t) => t.name === call.name);
     if (!route) {
       const text = `unknown tool "${call.name}"`;

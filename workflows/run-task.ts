@@ -47,7 +47,7 @@ export async function runTask(input: RunInput): Promise<RunOutcome> {
   }
   if (ending?.kind === 'continue') {
     // Everything is recorded (the turn ended with a write); the next execution starts from the store.
-    const next = { deadline: clock.deadline, turn: ending.turn, prepared: start.prepared!, entries: log.total, messages: log.messages, continued: (resume?.continued ?? 0) + 1, usage: log.usage };
+    const next = { deadline: clock.deadline, turn: ending.turn, prepared: start.prepared!, entries: log.total, messages: log.messages, continued: (resume?.continued ?? 0) + 1, usage: log.usage, ...(input.replay ? { replayUsed: steps.replayUsed } : {}) };
     return continueAsNew<typeof runTask>({ ...input, payload: undefined, resume: next });
   }
   if (ending?.finishedAt !== undefined) {
@@ -102,7 +102,7 @@ async function converse(parts: RunParts, steps: RunSteps, start: RunStart): Prom
       log.push({ msg: `tool call: ${call.name}`, exchange: { role: 'assistant', content: call.shown } });
       const outcome = await steps.callTool(prepared, call);
       for (const said of outcome.said ?? []) log.push(said);
-      log.push({ msg: `tool result: ${call.name}${outcome.isError ? ' (error)' : ''}`, exchange: { role: 'tool', content: outcome.shown } });
+      log.push({ msg: `tool result: ${call.name}${outcome.isError ? ' (error)' : ''}`, exchange: { role: 'tool', content: outcome.shown }, ...(outcome.replayed ? { replayed: true as const } : {}) });
       log.addMessage({ role: 'tool', callId: call.id, name: call.name, isError: outcome.isError, ...outcome.message });
       // The MCP server's sampling requests were model calls of the run, on its budget (docs/mcp.md, "Sampling").
       if (outcome.sampled) {

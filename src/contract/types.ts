@@ -80,6 +80,18 @@ export interface RunUsage {
 }
 
 /** Workflow input: references and trigger data, never a secret, never large content. */
+/** Where a replay's tool calls get their results (docs/replays.md, "Modes"). */
+export type ReplayTools = 'recorded' | 'live' | 'recorded_then_live';
+
+/** What a replay changes of its original run; absent fields: the original's. */
+export interface ReplayOverrides {
+  runner?: string;
+  model?: string;
+  /** A prompt template used instead of the task version's. */
+  prompt?: string;
+  task_version?: number;
+}
+
 export interface RunInput {
   identity: RunIdentity;
   taskId: string;
@@ -108,6 +120,8 @@ export interface RunInput {
    * the workflow's own for a quick run (run-start.ts `firstCall`, the first call's `endsRun`).
    */
   firstCallEnds?: true;
+  /** The run is a replay (src/replays/): its preparation reads its record's replay settings (runs from 2026-11-28 on). */
+  replay?: true;
 }
 
 /** What a run carries over when it continues as new (all of it small: contents stay in the store). */
@@ -123,6 +137,8 @@ export interface RunResume {
   continued: number;
   /** Usage so far. */
   usage: RunUsage;
+  /** A replay's recorded tool results used so far, by call key (workflows/run-steps.ts `replayUsed`). */
+  replayUsed?: Record<string, number>;
 }
 
 /** The contract's result entries. `C` is the content's type: text for clients, `Text` where it may be a reference. */
@@ -134,6 +150,8 @@ export interface LogEntry {
 export interface ExchangeEntry<C = string> {
   msg: string;
   exchange: { role: string; content: C };
+  /** A replay's tool result taken from its original's recorded result (docs/replays.md); absent otherwise. */
+  replayed?: true;
 }
 export interface LastEntry<C = string> {
   msg: string;
@@ -250,6 +268,8 @@ export interface PreparedRun {
   tools: ToolRoute[];
   /** JSON of the ToolSpec[] offered to the model (a reference when large: it is given to every model call). */
   toolSpecs: Text;
+  /** A replay's source of tool results (absent: every call live, as in any run). */
+  replayTools?: ReplayTools;
 }
 
 /** What a model call needs of the run's model, prepared once. */
@@ -295,6 +315,8 @@ export interface FirstModelCallInput extends Pick<ModelCallInput, 'run' | 'taskI
   at: number;
   /** The task version's runner (the record's), for the call's metrics before the preparation has read it. */
   runner: string;
+  /** The run is a replay (RunInput `replay`): its preparation applies its record's replay settings. */
+  replay?: true;
   /**
    * `firstModelCall`: an answer without tool calls, within `maxTotalTokens`, ends the run here: the call records the
    * run's start with its end (one write, the recorder's, while the record is open) and answers with `finishedAt`.
@@ -352,6 +374,8 @@ export interface ToolOutcome {
   said?: HeldEntry[];
   /** What its MCP server's sampling requests used of the run's model: counted in the run's usage and token budget. */
   sampled?: SampledUsage;
+  /** A replay's call answered from its original's recorded result (docs/replays.md): the tool was not called. */
+  replayed?: true;
 }
 
 /** Provider calls an MCP server's sampling requests made during one tool call (docs/mcp.md, "Sampling"), and their tokens. */

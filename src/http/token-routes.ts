@@ -44,6 +44,8 @@ export const TOKEN_ROUTES: ReadonlyMap<string, TokenRoute> = new Map([
   [`PUT ${A_RUNS}/:run`, route('runs:trigger')],
   [`POST ${A_SCHEDULES}/:schedule/trigger`, route('runs:trigger')],
   [`POST ${B_SCHEDULES}/:schedule/trigger`, route('runs:trigger')],
+  [`POST ${A_RUNS}/:run/replays`, route('runs:trigger')],
+  [`POST ${B_RUNS}/:run/replays`, route('runs:trigger')],
 
   [`GET ${A_RUNS}`, route('runs:read')],
   [`GET ${A_RUNS}/:run`, route('runs:read')],
@@ -51,6 +53,8 @@ export const TOKEN_ROUTES: ReadonlyMap<string, TokenRoute> = new Map([
   [`GET ${B_RUNS}`, route('runs:read')],
   [`GET ${B_RUNS}/:run`, route('runs:read')],
   [`GET ${B_RUNS}/:run/events`, route('runs:read')],
+  [`GET ${A_RUNS}/:run/diff`, route('runs:read')],
+  [`GET ${B_RUNS}/:run/diff`, route('runs:read')],
   ['GET /api/approvals/:user', route('runs:read', 'filtered')],
 
   [`DELETE ${A_RUNS}/:run`, route('runs:control')],

@@ -8,10 +8,10 @@ export const TASK_PRIORITY = { highest: 1, lowest: 5, default: 3 } as const;
 
 /**
  * What started a run: a trigger (HTTP, signed URL, MCP, a schedule's "run now") or a schedule's action, which a
- * person is not waiting on and so goes one step behind the task's own priority.
- * Replays and evals (a later issue) go here too, at TASK_PRIORITY.lowest.
+ * person is not waiting on and so goes one step behind the task's own priority; a replay (or an eval's) goes at
+ * TASK_PRIORITY.lowest, behind every run of the task's own.
  */
-export type RunOrigin = 'trigger' | 'schedule';
+export type RunOrigin = 'trigger' | 'schedule' | 'replay';
 
 /**
  * The run's workflow priority (inherited by its activities): the owner is the fairness key, so one owner's backlog
@@ -19,7 +19,7 @@ export type RunOrigin = 'trigger' | 'schedule';
  */
 export function runPriority(run: { owner: string; weight: number; taskPriority?: number | null; origin: RunOrigin }): Priority {
   const own = run.taskPriority ?? TASK_PRIORITY.default;
-  const priorityKey = run.origin === 'schedule' ? Math.min(own + 1, TASK_PRIORITY.lowest) : own;
+  const priorityKey = run.origin === 'replay' ? TASK_PRIORITY.lowest : run.origin === 'schedule' ? Math.min(own + 1, TASK_PRIORITY.lowest) : own;
   return { priorityKey, fairnessKey: run.owner, fairnessWeight: run.weight };
 }
 

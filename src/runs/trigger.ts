@@ -6,7 +6,7 @@ import { claimLiveRun, releaseLiveRun } from '../store/live-runs';
 import { liveRunsLimited } from '../errors';
 import type { Models } from '../store/models';
 import { createRecord, recordOutsideEnd } from './recorder';
-import { deferStart, findRun, recordIdentity, runWorkflowId, type RunRecord } from '../store/runs';
+import { deferStart, findRun, recordIdentity, runWorkflowId, type ReplayFields, type RunRecord } from '../store/runs';
 import { unavailableDependency } from '../dependencies';
 import { WORKFLOW, type RunTaskWorkflow } from '../contract/messages';
 import type { RunIdentity, RunInput } from '../contract/types';
@@ -31,7 +31,8 @@ type StartDeps = { models: Models; temporal: Client; config: Config; logger: Log
  * trigger that finds the record but no confirmed start (a crash between insert and start, or a concurrent trigger
  * still starting) starts the workflow from the record: the start is idempotent by workflow id.
  * Returns `created: false` when the name was used before (the caller answers 200 with the same URL).
- * `origin`: what started it, for its priority (priority.ts).
+ * `origin`: what started it, for its priority (priority.ts). `replay`: the fields a replay's record holds
+ * (src/replays/create.ts); the record's `replay` then tells its workflow to read them (RunInput `replay`).
  */
 export async function triggerRun(
   deps: StartDeps,
@@ -39,12 +40,13 @@ export async function triggerRun(
   run: string,
   payload: Record<string, unknown>,
   origin: RunOrigin = 'trigger',
+  replay?: ReplayFields,
 ): Promise<{ created: boolean }> {
   const limit = deps.config.TRIGGERS_AT_ONCE_PER_USER;
-  if (limit === 0) return recordAndStart(deps, task, run, payload, origin);
+  if (limit === 0) return recordAndStart(deps, task, run, payload, origin, replay);
   let limiter = ownerLimiters.get(deps.config);
   if (!limiter) ownerLimiters.set(deps.config, (limiter = createKeyedLimiter(limit)));
-  return limiter(task.owner, () => recordAndStart(deps, task, run, payload, origin));
+  return limiter(task.owner, () => recordAndStart(deps, task, run, payload, origin, replay));
 }
 
 /**
@@ -54,7 +56,7 @@ export async function triggerRun(
  */
 const ownerLimiters = new WeakMap<Config, ReturnType<typeof createKeyedLimiter>>();
 
-async function recordAndStart(deps: StartDeps, task: TaskForRun, run: string, payload: Record<string, unknown>, origin: RunOrigin): Promise<{ created: boolean }> {
+async function recordAndStart(deps: StartDeps, task: TaskForRun, run: string, payload: Record<string, unknown>, origin: RunOrigin, replay?: ReplayFields): Promise<{ created: boolean }> {
   const identity: RunIdentity = { owner: task.owner, profile: task.profile, task: task.name, run };
   const limit = deps.config.LIVE_RUNS_PER_USER;
   const runId = runWorkflowId(identity);
@@ -67,7 +69,7 @@ async function recordAndStart(deps: StartDeps, task: TaskForRun, run: string, pa
     if (!record) throw liveRunsLimited(limit);
   } else {
     try {
-      record = await createRecord(deps.models, { identity, taskId: task._id, taskVersion: task.version, runner: task.runner, payload, at: new Date(), liveSlot: claim?.slot });
+      record = await createRecord(deps.models, { identity, taskId: task._id, taskVersion: task.version, runner: task.runner, payload, at: new Date(), liveSlot: claim?.slot, replay });
       created = true;
     } catch (err) {
       const place = claim && { runId, owner: task.owner, slot: claim.slot };
@@ -147,7 +149,7 @@ export async function startFromRecord(deps: Omit<StartDeps, 'logger'>, record: R
   const { config } = deps;
   const identity = recordIdentity(record);
   const weight = await ownerWeight(deps.models, identity.owner, config.TRIGGER_CACHE_MS);
-  const priority = runPriority({ owner: identity.owner, weight, taskPriority: task.priority, origin });
+  const priority = runPriority({ owner: identity.owner, weight, taskPriority: task.priority, origin: record.replay ? 'replay' : origin });
   // Large trigger data stays out of history: the prepare step reads it from the record.
   const small = Buffer.byteLength(record.payload_json) <= config.RUN_INLINE_BYTES;
   // The task's own limits, within the server's (the API checked them when the task was saved; the server's may have
@@ -177,6 +179,7 @@ export async function startFromRecord(deps: Omit<StartDeps, 'logger'>, record: R
     oneWriter: true,
     timerLeft: true,
     firstCallEnds: true,
+    ...(record.replay ? { replay: true as const } : {}),
   };
   const start = (workflowIdReusePolicy: 'REJECT_DUPLICATE' | 'ALLOW_DUPLICATE') =>
     deps.temporal.workflow.start<RunTaskWorkflow>(WORKFLOW.run, {

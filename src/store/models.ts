@@ -134,6 +134,24 @@ const taskVersion = new Schema(
 );
 taskVersion.index({ task_id: 1, version: 1 }, { unique: true });
 
+/** A replay's settings (src/replays/create.ts): `of` its original's name, `of_id` its _id, the tools' source, the overrides. */
+const replaySettings = new Schema(
+  {
+    of: { type: String, required: true },
+    of_id: { type: String, required: true },
+    /** The original's created_at: tells it from a later run of its name (the original deleted, the name used again). */
+    of_created_at: { type: Date, required: true },
+    tools: { type: String, enum: ['recorded', 'live', 'recorded_then_live'], required: true },
+    overrides: {
+      runner: { type: String },
+      model: { type: String },
+      prompt: { type: String },
+      task_version: { type: Number },
+    },
+  },
+  { _id: false, versionKey: false },
+);
+
 const run = new Schema(
   {
     /**
@@ -171,12 +189,44 @@ const run = new Schema(
     page_versions: { type: Schema.Types.Mixed },
     /** Its place among its owner's live runs (store/live-runs.ts), given back at its close; absent when none was taken. */
     live_slot: { type: Number },
+    /** A replay (src/replays/): the run it replays and how; absent on every other run. */
+    replay: { type: replaySettings, default: undefined },
+    /** The eval that made this replay (its id); absent otherwise. */
+    eval: { type: String },
     created_at: { type: Date, required: true },
     modified_at: { type: Date, required: true },
   },
   opts,
 );
 run.index({ owner: 1, profile: 1, task: 1, created_at: -1 });
+
+/**
+ * A recorded tool result of a replay (src/replays/), copied from its original when the replay was made: `_id`
+ * `<replay run _id>#<sha256 of tool and key>#<n>` (found by `_id`, FerretDB without a scan), `key` the call's canonical
+ * arguments (RFC 8785), `n` its occurrence among identical calls (0 the first). Deleted with the replay run.
+ */
+const replayTool = new Schema(
+  {
+    _id: { type: String, required: true },
+    /** The replay run's _id: what deletes these with it. */
+    run: { type: String, required: true, index: true },
+    tool: { type: String, required: true },
+    key: { type: String, required: true },
+    n: { type: Number, required: true },
+    /** The recorded CallToolResult as JSON text (its contents resolved: nothing refers to the original's store). */
+    result_json: { type: String, required: true },
+  },
+  opts,
+);
+
+/** The counter of a run's replay names (`<run>.r<n>`): `_id` the original run's _id. */
+const replayCounter = new Schema(
+  {
+    _id: { type: String, required: true },
+    n: { type: Number, required: true },
+  },
+  opts,
+);
 
 /** Pages of a run's entries (`e`) and messages (`m`) after the first, which its record holds: `<run _id>#p<n>`. */
 const runPage = new Schema(
@@ -499,6 +549,8 @@ export function registerModels(conn: Connection) {
     Run: conn.model('Run', run, 'runs'),
     RunPage: conn.model('RunPage', runPage, 'run_pages'),
     RunBlob: conn.model('RunBlob', runBlob, 'run_blobs'),
+    ReplayTool: conn.model('ReplayTool', replayTool, 'run_replay_tools'),
+    ReplayCounter: conn.model('ReplayCounter', replayCounter, 'replay_counters'),
     RunEnd: conn.model('RunEnd', runEnd, 'run_ends'),
     ServiceState: conn.model('ServiceState', serviceState, 'service_state'),
     DeferredStart: conn.model('DeferredStart', deferredStart, 'deferred_starts'),

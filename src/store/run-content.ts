@@ -108,7 +108,8 @@ export async function writePages(models: Models, run: string, kind: PagedKind, f
   return recordSet;
 }
 
-async function readPage(models: Models, run: string, kind: PagedKind, page: number, version: string | undefined): Promise<Record<string, unknown>> {
+/** Page `page` (1..) of a run's entries or messages as stored: `{ <index in page>: item }`, empty when there is none. */
+export async function readPage(models: Models, run: string, kind: PagedKind, page: number, version: string | undefined): Promise<Record<string, unknown>> {
   const doc = await models.RunPage.collection.findOne({ _id: versionedPageId(run, kind, page, version) as never }, { projection: { [kind]: 1 } });
   return ((doc?.[kind] ?? {}) as Record<string, unknown>) ?? {};
 }
@@ -138,7 +139,10 @@ export async function readPaged<T>(models: Models, run: string, kind: PagedKind,
   return items;
 }
 
-/** Deletes what the runs stored besides their records (pages, large texts, the claims of their ends, a text so far and a follow). */
+/**
+ * Deletes what the runs stored besides their records (pages, large texts, the claims of their ends, a text so far and a
+ * follow, a replay's recorded tool results and replay counter).
+ */
 export async function deleteRunContent(models: Models, runs: string[]): Promise<void> {
   if (runs.length === 0) return;
   await Promise.all([
@@ -147,6 +151,9 @@ export async function deleteRunContent(models: Models, runs: string[]): Promise<
     retryWhileBusy(() => models.RunEnd.deleteMany({ run: { $in: runs } })),
     retryWhileBusy(() => models.RunText.collection.deleteMany({ _id: { $in: runs as never[] } })),
     retryWhileBusy(() => models.RunFollow.collection.deleteMany({ _id: { $in: runs as never[] } })),
+    // A replay's recorded tool results, and the counter of a run's replay names (src/replays/).
+    retryWhileBusy(() => models.ReplayTool.deleteMany({ run: { $in: runs } })),
+    retryWhileBusy(() => models.ReplayCounter.collection.deleteMany({ _id: { $in: runs as never[] } })),
   ]);
 }
 

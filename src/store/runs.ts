@@ -1,5 +1,5 @@
 import mongoose, { type Types } from 'mongoose';
-import type { HeldEntry, Message, RunIdentity, RunRef, RunStatus, RunUsage } from '../contract/types';
+import type { HeldEntry, Message, ReplayOverrides, ReplayTools, RunIdentity, RunRef, RunStatus, RunUsage } from '../contract/types';
 import { isTerminal, runWorkflowId, TERMINAL } from '../contract/constants';
 import { isDuplicateKey, retryWhileBusy } from './connect';
 import { cursorKey, keysetCursor, keysetQuery, type PageRequest } from './keyset';
@@ -41,6 +41,14 @@ export interface NewRun {
   at: Date;
   /** Its place among its owner's live runs (store/live-runs.ts), when the limit is on. */
   liveSlot?: number;
+  /** A replay's fields (src/replays/create.ts): the run it replays and how, the eval that made it. */
+  replay?: ReplayFields;
+}
+
+/** What a replay's record holds beyond any run's (models.ts `replay`, `eval`). */
+export interface ReplayFields {
+  replay: { of: string; of_id: string; of_created_at: Date; tools: ReplayTools; overrides: ReplayOverrides };
+  eval?: string;
 }
 
 /** Inserts the run record; throws a duplicate-key error (E11000) when the name was used before. */
@@ -59,6 +67,7 @@ export async function insertRun(models: Models, run: NewRun): Promise<RunRecord>
     entry_count: 0,
     started: false,
     ...(run.liveSlot !== undefined ? { live_slot: run.liveSlot } : {}),
+    ...(run.replay ? { replay: run.replay.replay, ...(run.replay.eval !== undefined ? { eval: run.replay.eval } : {}) } : {}),
     created_at: run.at,
     modified_at: run.at,
   };

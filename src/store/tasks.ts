@@ -199,13 +199,28 @@ export async function saveTask(
   throw conflict(`task "${ref.name}" is being changed by another request; try again`, 'task_busy');
 }
 
-/** The provider key for one run: the version's own key, decrypted, or the operator's. Call only where it is used. */
-export function openTaskKey(keyring: Keyring, operator: OperatorKeys, version: Pick<TaskVersionRecord, 'runner' | 'key'>): string {
-  if (version.key) return open(keyring, version.key);
-  const fallback = operator[OPERATOR_KEY_VARIABLE[version.runner]];
-  if (!fallback) throw new Error(`no API key for ${version.runner}: set settings.key on the task or ${OPERATOR_KEY_VARIABLE[version.runner]} for the service`);
+/**
+ * The provider key for one run: the version's own key, decrypted, or the operator's. `runner`: the run's, when a
+ * replay runs the version on another provider (the version's key is then no use). Call only where it is used.
+ */
+export function openTaskKey(keyring: Keyring, operator: OperatorKeys, version: Pick<TaskVersionRecord, 'runner' | 'key'>, runner: Runner = version.runner): string {
+  if (version.key && version.runner === runner) return open(keyring, version.key);
+  const fallback = operator[OPERATOR_KEY_VARIABLE[runner]];
+  if (!fallback) throw new Error(`no API key for ${runner}: set settings.key on the task or ${OPERATOR_KEY_VARIABLE[runner]} for the service`);
   return fallback;
 }
+
+/**
+ * The key a run of `version` on `runner` would use: the version's own when it is for that runner, else the operator's
+ * for it (a key of another provider is no use); null when there is none (a replay's runner: src/replays/create.ts).
+ */
+export function keyForRunner(operator: OperatorKeys, version: Pick<TaskVersionRecord, 'runner' | 'key'>, runner: Runner): 'own' | 'operator' | null {
+  if (version.key && version.runner === runner) return 'own';
+  return operator[OPERATOR_KEY_VARIABLE[runner]] ? 'operator' : null;
+}
+
+/** The name of the setting holding the operator's key for `runner`. */
+export const operatorKeyVariable = (runner: Runner) => OPERATOR_KEY_VARIABLE[runner];
 
 /** max_tokens to send: the version's own, else Anthropic's required default from configuration, else none. */
 export function maxTokensFor(config: Pick<Config, 'ANTHROPIC_MAX_TOKENS'>, version: Pick<TaskSpec, 'runner' | 'max_tokens'>) {

@@ -2,12 +2,13 @@ import { z } from 'zod';
 import { pageQuery, RUN_LIST_DEFAULT_LIMIT } from '../presenters/page';
 import { runView } from '../presenters/run';
 import { lastEventId } from '../routes/runs/events';
-import { approvalBody, approvalId, inputBody, inputId, runListQuery, runName, variantAParameters, variantATrigger } from '../routes/runs/schema';
+import { approvalBody, approvalId, inputBody, inputId, replayBody, runListQuery, runName, variantAParameters, variantATrigger } from '../routes/runs/schema';
+import { runDiffView } from '../presenters/run-diff';
 import { taskParams } from '../routes/tasks/schema';
 import { defaultProfile, errorBody, errors, linkHeader, pathParams, runUrl } from './common';
 import type { Operation, ResponseSpec } from './operation';
 
-/** Runs on both path families (docs/runs.md): trigger (A), read, list, delete, cancel, approvals, inputs, events. */
+/** Runs on both path families (docs/runs.md): trigger (A), read, list, delete, cancel, replays and diffs, approvals, inputs, events. */
 
 const runExample = {
   name: 'first',
@@ -160,6 +161,50 @@ export function runOperations(): Operation[] {
         session: true,
         params: { path: runParams },
         responses: { 202: accepted, ...missing, ...errors({ 409: ['`run_closed`: the run has ended', 'run_closed', 'run "first" has already ended'] }) },
+      },
+      {
+        method: 'post',
+        path: `${run}/replays`,
+        summary: `Replay a closed run (${which})`,
+        description:
+          'A new run of the same task with the original’s trigger data and task version, what the body overrides, and its tool calls answered from the original’s recorded results per `tools` (docs/replays.md). Named `name`, or `<run>.r<n>`. Counted as a trigger of the task; runs at the lowest priority.',
+        tags,
+        session: true,
+        params: { path: runParams },
+        body: {
+          schema: replayBody,
+          required: false,
+          examples: {
+            recorded: { summary: 'The same run, its tools played back', value: { tools: 'recorded' } },
+            model: { summary: 'Another model, new tool calls live', value: { model: 'gpt-4.1-mini', tools: 'recorded_then_live' } },
+          },
+        },
+        responses: {
+          201: { description: 'Created: the replay’s URL', schema: runUrl, examples: { run: { summary: 'The replay', value: { url: 'http://127.0.0.1:8080/api/runs/alice/default/haiku/first.r1' } } } },
+          200: { description: 'A run of that `name` exists: its URL, nothing started', schema: runUrl },
+          ...errors({
+            400: ['A bad field (named: `tools`, `runner`, `model` when the runner changes, `task_version`, `prompt` as `invalid_template`, `name` when the generated one would pass the name limit); `missing_key`: neither the task nor the server has a key for `runner`', 'missing_key', 'runner: task "haiku" has no key for "anthropic" and this server has no operator key (ANTHROPIC_API_KEY) for it'],
+            404: 'No such run (or another user’s), or its task is gone',
+            409: ['`run_live`: the run is `pending` or `running`', 'run_live', 'run "first" is running: only a closed run (ready or error) can be replayed'],
+          }),
+        },
+      },
+      {
+        method: 'get',
+        path: `${run}/diff`,
+        summary: `Diff a replay from its original (${which})`,
+        description: 'The final answers’ unified diff, the tool calls side by side (`same`, `added`, `removed`, `changed` arguments), and each run’s usage and duration (docs/replays.md).',
+        tags,
+        session: true,
+        params: { path: runParams },
+        responses: {
+          200: { description: 'The diff', schema: runDiffView },
+          ...errors({
+            400: 'A bad run name (`path.run`)',
+            404: ['No such run; `not_a_replay`: the run is not a replay; or its original was deleted', 'not_a_replay', 'run "first" is not a replay'],
+            409: ['`run_live`: the replay or its original is `pending` or `running`', 'run_live', 'run "first.r1" is running: a diff needs both runs closed'],
+          }),
+        },
       },
       {
         method: 'post',

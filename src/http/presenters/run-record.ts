@@ -2,10 +2,10 @@ import type { Models } from '../../store/models';
 import { resolveEntry } from '../../store/run-content';
 import { entryCount, readEntries, type RunRecord } from '../../store/runs';
 import type { HeldEntry, RunUsage, Text } from '../../contract/types';
-import { presentRun, type RunView } from './run';
+import { presentRun, type ReplayHead, type RunView } from './run';
 
 /** The run's name and creation time: a record, or what a query said when the record cannot be read. */
-export type RunHead = { name: string; created_at: Date | number };
+export type RunHead = { name: string; created_at: Date | number } & ReplayHead;
 
 /** What a run holds now: a live query's answer, or a record's fields. `entries` from the first, as held. */
 export type RunBody = { status: string; modifiedAt: Date | number; entries: HeldEntry[]; usage?: RunUsage | null };
@@ -20,7 +20,7 @@ export type TextLoader = (text: Text) => Promise<string>;
  */
 export async function renderRun(head: RunHead, body: RunBody, load: TextLoader): Promise<RunView> {
   const results = await Promise.all(body.entries.map((entry) => resolveEntry(entry, load)));
-  return presentRun({ name: head.name, status: body.status, results, createdAt: head.created_at, modifiedAt: body.modifiedAt, usage: body.usage });
+  return presentRun({ name: head.name, status: body.status, results, createdAt: head.created_at, modifiedAt: body.modifiedAt, usage: body.usage, replay: head.replay, eval: head.eval });
 }
 
 /** A record's run as reads present it: every entry it holds, from the store. Throws as `renderRun`. */

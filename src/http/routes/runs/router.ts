@@ -5,7 +5,7 @@ import type { AppDeps } from '../../deps';
 import { RUN_LIST_DEFAULT_LIMIT, pageRequest, sendRenderedPage } from '../../presenters/page';
 import { parse } from '../../validate';
 import { ownerFromPath } from '../users/owner';
-import { approvalBody, approvalId, inputBody, inputId, runListQuery, runName, statusesOf, variantAParameters } from './schema';
+import { approvalBody, approvalId, inputBody, inputId, replayBody, runListQuery, runName, statusesOf, variantAParameters } from './schema';
 import type { RunService } from './service';
 import type { RunIdentity } from '../../../contract/types';
 
@@ -57,7 +57,7 @@ export function runsRouter(deps: AppDeps, runs: RunService): Router {
 
   // One run, by either variant's path: delete it (docs/runs.md, "Deleting runs"), cancel it ("Cancelling a run"),
   // decide an approval ("Tool approvals"), answer an MCP server's question (docs/mcp.md, "Inputs"), follow it as
-  // events ("Following a run live").
+  // events ("Following a run live"), replay it and diff a replay (docs/replays.md).
   const runPaths = [
     { path: '/profiles/:user/:profile/tasks/:task/runs/:run', where: variantA, url: (id: RunIdentity) => runUrlA(base, id.owner, id.task, id.run) },
     { path: '/runs/:user/:profile/:task/:run', where: variantB, url: (id: RunIdentity) => runUrlB(base, id.owner, id.profile, id.task, id.run) },
@@ -83,6 +83,17 @@ export function runsRouter(deps: AppDeps, runs: RunService): Router {
       const approval = parse(approvalId, ctx.params.approval, 'path.approval');
       await runs.decide(id, approval, parse(approvalBody, ctx.request.body), ctx.state.username as string);
       accepted(ctx, id);
+    });
+    // Replays (docs/replays.md): 201 with the replay's URL (200 when its name was used before), as a trigger answers.
+    router.post(`${path}/replays`, async (ctx) => {
+      const id = runOf(ctx);
+      const { identity, created } = await runs.replay(id, parse(replayBody, ctx.request.body ?? {}));
+      ctx.status = created ? 201 : 200;
+      ctx.body = { url: url(identity) };
+    });
+    router.get(`${path}/diff`, async (ctx) => {
+      ctx.set('Cache-Control', 'private, no-cache');
+      ctx.body = await runs.diff(runOf(ctx));
     });
     router.post(`${path}/inputs/:input`, async (ctx) => {
       const id = runOf(ctx);

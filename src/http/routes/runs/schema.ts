@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { badRequest } from '../../../errors';
 import { nameSchema } from '../../../store/names';
 import type { RunStatus } from '../../../contract/types';
+import { RUNNERS } from '../../../contract/constants';
 
 /** Variant A trigger body: trigger data is a flat map of string to string. */
 export const variantATrigger = z.object({
@@ -72,3 +73,15 @@ export type InputBody = z.infer<typeof inputBody>;
 
 /** An input's id, as the run's input entry gives it (a UUID). */
 export const inputId = z.string().regex(/^[A-Za-z0-9-]{1,64}$/, { error: 'expected the id of an input entry' });
+
+/** `POST <run path>/replays` (docs/replays.md): what the replay changes, and where its tool results come from. */
+export const replayBody = z
+  .object({
+    name: nameSchema.optional().meta({ description: 'The replay\'s run name; default `<run>.r<n>`' }),
+    runner: z.enum(RUNNERS).optional().meta({ description: 'Another provider (then `model` too); the task or the server must have a key for it' }),
+    model: z.string().min(1).max(200).optional(),
+    prompt: z.string().optional().meta({ description: 'A prompt template used instead of the task version\'s' }),
+    task_version: z.number().int().positive().optional().meta({ description: 'Another version of the task (default: the original\'s)' }),
+    tools: z.enum(['recorded', 'live', 'recorded_then_live']).default('recorded_then_live').meta({ description: 'Where tool calls get their results (docs/replays.md, "Modes")' }),
+  });
+export type ReplayBody = z.infer<typeof replayBody>;

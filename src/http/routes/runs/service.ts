@@ -15,6 +15,7 @@ import { runControl } from './control';
 import { runReads } from './reads';
 import { deleteClosedRun } from './delete';
 import { runEvents } from './events';
+import { runReplays } from './replays';
 
 /** What both variants' run routes share: load the task, trigger, read one run, list runs. */
 export function runService(deps: AppDeps, reader: RunReader, limits: RateLimits, lifecycle: Runs) {
@@ -59,9 +60,15 @@ export function runService(deps: AppDeps, reader: RunReader, limits: RateLimits,
     }
   };
 
+  const replays = runReplays(lifecycle, limits);
+
   return {
     /** The run's lifecycle this API process built once (src/runs/). */
     lifecycle,
+    /** `POST <run path>/replays`: a replay of a closed run (replays.ts). */
+    replay: replays.replay,
+    /** `GET <replay path>/diff`: the replay's difference from its original (replays.ts). */
+    diff: replays.diff,
     read: reads.read,
     /** The run object as a read presents it, or null when there is no such run (reads.ts `view`). */
     view: reads.view,
