@@ -172,6 +172,43 @@ describe('the console in a browser', function () {
     expect(await b.page.getByRole('button', { name: 'Cancel run' }).count()).to.equal(0);
   });
 
+  it('replays a run from its page with another model, its tool answered from the record, and shows the difference', async () => {
+    const { sessionId, username, api: me } = await signedIn('e2e');
+    await installServlet(me, username, 'greeter', 'hello');
+    await createTask(me, 'default', 'greet', { prompt: 'Greet {{ text }}' });
+    getStack().fake.script((req) => {
+      if (toolMessages(req).length === 0) return openaiToolCall([{ id: 'c1', name: 'hello__greet', arguments: { name: 'Ann' } }]);
+      return openaiText(`${String(req.body.model)} says: ${String(toolMessages(req)[0]!.content)}`);
+    });
+    const triggered = await postSigned(await signedUrl(me, 'default', 'greet'), { text: 'Ann' }, { 'run-id': 'first' });
+    expect(triggered.status, triggered.text).to.equal(201);
+    expect((await waitForRun(me, triggered.body.url)).status).to.equal('ready');
+    const calls = getStack().fake.requests.length;
+
+    await signInByLink(b.page, sessionId);
+    await b.page.goto(`${getStack().apiUrl}/console/runs/default/greet/first`);
+    await statusBecomes(b.page, 'ready');
+    await b.page.getByText('Replay this run').click();
+    await b.page.getByLabel('Tool calls').selectOption('recorded');
+    await b.page.getByLabel(/^Model/).fill('other-model');
+    await b.page.getByRole('button', { name: 'Replay run' }).click();
+
+    await b.page.getByRole('heading', { level: 1, name: 'Run first.r1' }).waitFor();
+    await statusBecomes(b.page, 'ready');
+    await shows(b.page, 'model other-model');
+    const difference = b.page.getByRole('region', { name: 'Difference from first' });
+    await difference.getByText('Same (recorded result)').waitFor({ timeout: RUN_WAIT_MS });
+    const lines = await difference.getByLabel("The answers' unified diff").textContent();
+    expect(lines).to.contain('-test-model says: Hello, Ann!').and.contain('+other-model says: Hello, Ann!');
+    await b.page.getByText('(recorded result: the tool was not called)').first().waitFor();
+    // Two model calls, no tool call: the greeter answered from the original's record.
+    expect(getStack().fake.requests.length - calls).to.equal(2);
+    const replay = await me.get('/api/runs/~/default/greet/first.r1');
+    expect(replay.body).to.include({ replay_of: 'first', status: 'ready' });
+    expect(replay.body.usage.tool_calls, 'a recorded result is not a tool call').to.equal(0);
+    await checkPage(b.page, 'run-replay-diff');
+  });
+
   it('lists a task\'s runs of the status chosen, as the API filters them', async () => {
     const { sessionId, api: me } = await signedIn('e2e');
     await createTask(me, 'default', 'mixed', { prompt: 'Say {{ text }}' });

@@ -20,6 +20,8 @@ export interface Entry {
   level?: number;
   error?: string;
   exchange?: { role: string; content: unknown };
+  /** A replay's tool result taken from its original's recorded result (docs/replays.md). */
+  replayed?: true;
   lastMessage?: { role: string; content: unknown };
   approval?: { id: string; tool: string; arguments: unknown };
   input?: { id: string; tool: string; message: string; schema?: JsonSchema; url?: string };

@@ -23,7 +23,10 @@ export function EntryView({ entry }: { entry: Entry }) {
       return (
         <li class={`entry tool ${entry.exchange.role}`}>
           <details>
-            <summary>{msg}</summary>
+            <summary>
+              {msg}
+              {entry.replayed && <span class="muted"> (recorded result: the tool was not called)</span>}
+            </summary>
             <pre class="content">{asText(entry.exchange.content)}</pre>
           </details>
         </li>

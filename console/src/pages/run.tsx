@@ -1,9 +1,11 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, json, ok, send } from '../api/client';
 import { workflowUrl, type ConsoleSettings } from '../api/session';
-import { LIVE, type Entry } from '../api/types';
+import { LIVE, type Entry, type Run } from '../api/types';
 import { ApprovalPanel, InputPanel } from '../components/ask-panels';
 import { EntryView } from '../components/entry-view';
+import { ReplayForm } from '../components/replay-form';
+import { RunDiffView } from '../components/run-diff';
 import { duration, when } from '../lib/forms';
 import { useAction } from '../lib/use-action';
 import { useLoad } from '../lib/use-load';
@@ -83,6 +85,15 @@ export function RunPage({ profile, task, run, settings }: Props) {
             ? `${data.usage.input_tokens} input tokens, ${data.usage.output_tokens} output tokens, ${data.usage.model_calls} model calls, ${data.usage.tool_calls} tool calls`
             : ''}
         </dd>
+        {data?.replay_of && (
+          <>
+            <dt>Replay of</dt>
+            <dd>
+              <Link to={`/runs/${seg(profile)}/${seg(task)}/${seg(data.replay_of)}`}>{data.replay_of}</Link>
+              {overridden(data.overrides) && <span class="muted"> ({overridden(data.overrides)})</span>}
+            </dd>
+          </>
+        )}
         {temporal && (
           <>
             <dt>Workflow</dt>
@@ -104,6 +115,12 @@ export function RunPage({ profile, task, run, settings }: Props) {
       {problem && <p role="alert">{problem}</p>}
       {approval && <ApprovalPanel key={approval.id} runPath={runPath} approval={approval} onDone={() => setAnswered((now) => [...now, approval.id])} />}
       {input && <InputPanel key={input.id} runPath={runPath} input={input} onDone={() => setAnswered((now) => [...now, input.id])} />}
+      {data?.replay_of && !live && (
+        <section aria-labelledby="diff-heading">
+          <h2 id="diff-heading">Difference from {data.replay_of}</h2>
+          <RunDiffView profile={profile} task={task} run={run} />
+        </section>
+      )}
       <section aria-labelledby="entries-heading">
         <h2 id="entries-heading">Entries</h2>
         <ol class="entries">
@@ -117,6 +134,23 @@ export function RunPage({ profile, task, run, settings }: Props) {
           </section>
         )}
       </section>
+      {data && !live && (
+        <section aria-labelledby="replay-heading">
+          <details>
+            <summary>
+              <h2 id="replay-heading">Replay this run</h2>
+            </summary>
+            <ReplayForm profile={profile} task={task} run={run} />
+          </details>
+        </section>
+      )}
     </>
   );
+}
+
+/** What a replay changes of its original, in a few words ("model gpt-4o, prompt"). */
+function overridden(overrides: Run['overrides']): string {
+  if (!overrides) return '';
+  const parts = [overrides.runner && `runner ${overrides.runner}`, overrides.model && `model ${overrides.model}`, overrides.prompt !== undefined && 'its own prompt', overrides.task_version !== undefined && `task version ${overrides.task_version}`];
+  return parts.filter(Boolean).join(', ');
 }
