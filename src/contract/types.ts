@@ -79,7 +79,6 @@ export interface RunUsage {
   tool_calls: number;
 }
 
-/** Workflow input: references and trigger data, never a secret, never large content. */
 /** Where a replay's tool calls get their results (docs/replays.md, "Modes"). */
 export type ReplayTools = 'recorded' | 'live' | 'recorded_then_live';
 
@@ -92,6 +91,7 @@ export interface ReplayOverrides {
   task_version?: number;
 }
 
+/** Workflow input: references and trigger data, never a secret, never large content. */
 export interface RunInput {
   identity: RunIdentity;
   taskId: string;
