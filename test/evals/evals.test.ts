@@ -4,6 +4,7 @@ import { getStack } from '../helpers/stack';
 import { api as apiFor, signedIn, useOwnWorkerAndApi, type Api } from '../helpers/api';
 import { openaiText, type RecordedRequest } from '../helpers/fake-provider';
 import { createTask, postSigned, signedUrl, until, waitForRun } from '../helpers/runs';
+import { evalSummaryView, evalView } from '../../src/http/routes/evals/view';
 
 /** The worker and API of these tests, on a task queue of their own. */
 const SETTINGS = { OPENAI_API_KEY: 'sk-operator-openai-evals', TEMPORAL_TASK_QUEUE: `evals-${crypto.randomBytes(4).toString('hex')}` };
@@ -69,6 +70,8 @@ describe('evals: replays of a task\'s runs under variants, checked and scored', 
     expect(res.body.runs).to.equal(10);
     const done = await waitForEval(api, res.body.url);
     expect(done.status, JSON.stringify(done)).to.equal('ready');
+    // The answer is the shape the OpenAPI document gives.
+    evalView.strict().parse(done);
     const [plain, json] = done.scorecard;
     expect(plain).to.deep.include({ name: 'plain', runs: { done: 10, total: 10 }, checks: { passed: 10, total: 20 } });
     expect(json).to.deep.include({ name: 'json', runs: { done: 10, total: 10 }, checks: { passed: 20, total: 20 } });
@@ -94,6 +97,7 @@ describe('evals: replays of a task\'s runs under variants, checked and scored', 
     // Listed, and deleted once ended (its replays stay).
     const list = await api.get('/api/tasks/~/default/t/evals');
     expect(list.body.map((e: { id: string }) => e.id)).to.deep.equal([done.id]);
+    evalSummaryView.strict().parse(list.body[0]);
     expect((await api.delete(new URL(done.url).pathname)).status).to.equal(204);
     expect((await api.get(new URL(done.url).pathname)).status).to.equal(404);
     expect((await api.get('/api/runs/~/default/t?limit=100')).body).to.have.length(30);
