@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { checkProblem, checkSchema, runCheck, sameAnswer } from '../../src/evals/checks';
 import { median, scorecard } from '../../src/evals/scorecard';
+import { scorecardLines } from '../../src/cli/ptr/evals';
 
 describe('evals: checks', () => {
   it('passes contains when the answer holds the value, ignoring case only when told', () => {
@@ -73,5 +74,27 @@ describe('evals: the scorecard', () => {
   it('takes the lower middle as the median of an even count', () => {
     expect(median([4, 1, 3, 2])).to.equal(2);
     expect(median([])).to.equal(null);
+  });
+});
+
+describe('evals: ptr eval\'s scorecard table', () => {
+  it('prints a row per variant: runs done, checks passed, share, tokens and median duration', () => {
+    const lines = scorecardLines({
+      id: 'e1',
+      status: 'ready',
+      runs: 2,
+      tools: 'recorded',
+      created_at: '2026-11-28T10:00:00.000Z',
+      scorecard: [
+        { name: 'mini', runs: { done: 2, total: 2 }, checks: { passed: 3, total: 4 }, tokens: 120, p50_duration_ms: 1500, diffs: [] },
+        { name: 'big', runs: { done: 1, total: 2 }, checks: { passed: 0, total: 0 }, tokens: 0, p50_duration_ms: null, diffs: [] },
+      ],
+    });
+    expect(lines).to.deep.equal([
+      'eval e1: ready, 2 runs, tools recorded, created 2026-11-28 10:00:00',
+      'VARIANT  RUNS  CHECKS  PASSED  TOKENS  P50',
+      'mini     2/2   3/4     75%     120     1.5s',
+      'big      1/2   0/0     -       0       -',
+    ]);
   });
 });
