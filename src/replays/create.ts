@@ -12,6 +12,8 @@ import { copyRecordedTools, nextReplayNumber, readRecordedCalls } from '../store
 import { triggerRun } from '../runs/trigger';
 
 export type { ReplayOverrides, ReplayTools };
+/** The diff of a replay from its original, as GET <replay path>/diff answers it (diff.ts). */
+export { runDiff, type RunDiff } from './diff';
 
 /** Generated names tried before giving up (each one in use by another run is skipped). */
 const NAME_TRIES = 100;
@@ -73,6 +75,8 @@ export async function createReplay(
     if (!NAME_PATTERN.test(name)) throw badRequest(`name: the replay's name "${name}" would pass the run name limit (${NAME_RULE}); give one`);
     const identity = at(name);
     if (await findRun(models, identity)) continue;
+    // A run of this name made between the look and the trigger (created: false) keeps the copies written under its
+    // _id unused (a replay of the same original has the very same ones); they go when it is deleted.
     if (await start(identity)) return { identity, created: true };
   }
   throw conflict(`run "${original.name}": no free replay name after ${NAME_TRIES} tries; give one`, 'name_taken');

@@ -94,6 +94,17 @@ describe('recording workflow histories for the replay test', function () {
     expect(run.status).to.equal('ready');
   });
 
+  it('a replay: a call answered from the recorded result, an unmatched one refused (recorded tools)', async () => {
+    getStack().fake.script([openaiToolCall([{ name: 'hello__greet', arguments: { name: 'A' } }]), openaiText('done')]);
+    const original = await postSigned(await signedUrl(api, 'default', 'replay'), { text: 'original' }, { 'run-id': 'replayed-original' });
+    expect((await waitForRun(api, original.body.url, 60_000)).status).to.equal('ready');
+    getStack().fake.script([openaiToolCall([{ name: 'hello__greet', arguments: { name: 'A' } }]), openaiToolCall([{ name: 'hello__greet', arguments: { name: 'B' } }]), openaiText('done')]);
+    const made = await api.post(`${new URL(original.body.url).pathname}/replays`, { name: 'replayed', tools: 'recorded' });
+    expect(made.status, made.text).to.equal(201);
+    expect((await waitForRun(api, made.body.url, 60_000)).status).to.equal('ready');
+    await save('replayed', runWorkflowId({ owner: username, profile: 'default', task: 'replay', run: 'replayed' }));
+  });
+
   it('a cancel while the provider is slow', async () => {
     getStack().fake.script(() => ({ hang: true }));
     const run = await record('cancel', 'replay', async (runPath) => {

@@ -1,13 +1,15 @@
 import crypto from 'node:crypto';
 import { expect } from 'chai';
 import { getStack } from '../helpers/stack';
-import { api as apiFor, signedIn, type Api } from '../helpers/api';
-import { useOwnWorkerAndApi } from '../helpers/api';
+import { api as apiFor, signedIn, startApi, useOwnWorkerAndApi, type Api } from '../helpers/api';
 import { anthropicText, openaiText, openaiToolCall, type RecordedRequest } from '../helpers/fake-provider';
 import { installServlet } from '../helpers/servlets';
 import { createTask, postSigned, signedUrl, until, waitForRun } from '../helpers/runs';
 import { startCountingServer, type CountingServer } from '../servlets/counting-server';
 import { runWorkflowId } from '../../src/contract/constants';
+import { ptrAs } from '../helpers/ptr';
+import { runDiffView } from '../../src/http/presenters/run-diff';
+import { runView } from '../../src/http/presenters/run';
 
 /**
  * The worker and API of these tests: servlets may fetch loopback (the counter below), no operator key for Anthropic
@@ -21,7 +23,7 @@ const promptOf = (req: RecordedRequest) => String((req.body.messages as Array<{ 
 
 /**
  * The fake model of these tests, the same for every run: it fetches the counter's URL (named in the prompt) twice, one
- * call a turn with identical arguments, with the fetcher installed as `web` (or as the prompt's `via <install>`), and
+ * (or the prompt's `times <n>`) call a turn with identical arguments, with the fetcher installed as `web` (or as the prompt's `via <install>`), and
  * when the prompt says "greet" also calls the greeter; then it answers with the results it heard, in order.
  */
 function model(req: RecordedRequest) {
@@ -29,9 +31,9 @@ function model(req: RecordedRequest) {
   const prompt = promptOf(req);
   const url = /fetch (\S+)/.exec(prompt)?.[1] ?? '';
   const fetcher = `${/via (\w+)/.exec(prompt)?.[1] ?? 'web'}__fetch`;
+  const times = Number(/times (\d+)/.exec(prompt)?.[1] ?? 2);
   const plan = [
-    { name: fetcher, arguments: { url } },
-    { name: fetcher, arguments: { url } },
+    ...Array.from({ length: times }, () => ({ name: fetcher, arguments: { url } })),
     ...(prompt.includes('greet') ? [{ name: 'hello__greet', arguments: { name: 'Ann' } }] : []),
   ];
   const next = plan[heard.length];
@@ -45,7 +47,7 @@ async function setUp(task = 't') {
   await installServlet(api, username, 'http-fetcher', 'web');
   await installServlet(api, username, 'greeter', 'hello');
   await createTask(api, 'default', task, { prompt: 'fetch {{ url }} {{ extra }}' });
-  return { api, username };
+  return { api, username, sessionId };
 }
 
 /** A closed run of task `task` named `run`, fetching `counter`. */
@@ -149,6 +151,8 @@ describe('replays: the same run again, its tools played back', function () {
       { change: 'added', tool: 'hello__greet', replay_arguments: { name: 'Ann' }, replayed: false },
     ]);
     // The original's own diff: it is not a replay.
+    expect(() => runDiffView.parse(diff), 'the diff fits its OpenAPI schema').to.not.throw();
+    expect(() => runView.parse(mixed.run), 'the replay fits the run schema').to.not.throw();
     const notReplay = await api.get(`${first.path}/diff`);
     expect(notReplay.status).to.equal(404);
     expect(notReplay.body.error.code).to.equal('not_a_replay');
@@ -174,7 +178,7 @@ describe('replays: the same run again, its tools played back', function () {
     expect(await getStack().db.models.ReplayTool.countDocuments({ run: replayId })).to.equal(0);
   });
 
-  it('refuses a live original (409 run_live), an unknown run (404), bad bodies (400 naming the field) and a runner without a key (400 missing_key)', async () => {
+  it('refuses a live original (409 run_live), an unknown run (404), bad bodies (400 naming the field), a runner without a key (400 missing_key) and a live replay\'s diff (409 run_live)', async () => {
     const { api, username } = await setUp();
     const first = await original(api, counter);
     expect((await api.post('/api/runs/~/default/t/nope/replays', {})).status).to.equal(404);
@@ -207,8 +211,17 @@ describe('replays: the same run again, its tools played back', function () {
     const refused = await api.post(`${livePath}/replays`, {});
     expect(refused.status, refused.text).to.equal(409);
     expect(refused.body.error.code).to.equal('run_live');
-    await api.post(`${livePath}/cancel`);
-    await until('the hanging run to end', async () => ['ready', 'error'].includes((await api.get(livePath)).body.status));
+    // A replay still live has no diff yet.
+    const hung = await api.post(`${first.path}/replays`, {});
+    expect(hung.status, hung.text).to.equal(201);
+    const hungPath = new URL(hung.body.url).pathname;
+    const early = await api.get(`${hungPath}/diff`);
+    expect(early.status, early.text).to.equal(409);
+    expect(early.body.error.code).to.equal('run_live');
+    for (const path of [livePath, hungPath]) {
+      await api.post(`${path}/cancel`);
+      await until('the hanging run to end', async () => ['ready', 'error'].includes((await api.get(path)).body.status));
+    }
     expect(username).to.be.a('string');
   });
 
@@ -265,5 +278,47 @@ describe('replays: the same run again, its tools played back', function () {
     expect(call.provider).to.equal('openai');
     expect(call.body.model).to.equal('gpt-replay');
     expect(call.headers.authorization).to.equal('Bearer sk-operator-openai-replays');
+  });
+
+  it('gives each identical call its own recorded result across a continue-as-new', async function () {
+    this.timeout(120_000);
+    const { api, username, sessionId } = await setUp();
+    await createTask(api, 'default', 'long', { prompt: 'fetch {{ url }} times 10' });
+    const res = await postSigned(await signedUrl(api, 'default', 'long'), { url: `${counter.url}/n` }, { 'run-id': 'o' });
+    const first = await waitForRun(api, res.body.url, 60_000);
+    expect(first.status, JSON.stringify(first.results.at(-1))).to.equal('ready');
+    const hits = counter.hits;
+    // Runs this API starts continue as new every 25 history events: several times in 10 turns.
+    const short = await startApi({ ...SETTINGS, RUN_CONTINUE_AS_NEW_EVENTS: '25' });
+    try {
+      const made = await apiFor(sessionId, short.url).post(`${new URL(res.body.url).pathname}/replays`, { tools: 'recorded' });
+      expect(made.status, made.text).to.equal(201);
+      const again = await waitForRun(api, made.body.url, 60_000);
+      expect(answer(again)).to.equal(answer(first));
+      expect(counter.hits).to.equal(hits);
+      const id = runWorkflowId({ owner: username, profile: 'default', task: 'long', run: 'o.r1' });
+      // Visibility lags a little behind the executions.
+      await until('an execution that continued as new', async () => {
+        for await (const w of getStack().temporal.workflow.list({ query: `WorkflowId = "${id}"` })) if (w.status.name === 'CONTINUED_AS_NEW') return true;
+        return false;
+      }, 10_000);
+    } finally {
+      await short.close();
+    }
+  });
+
+  it('replays and diffs from the command line (ptr run replay, ptr run diff)', async () => {
+    const { api, sessionId } = await setUp();
+    const first = await original(api, counter);
+    const made = await ptrAs(['run', 'replay', 't', 'orig', '--tools', 'recorded', '--prompt', 'fetch {{ url }} and greet'], sessionId, server.url);
+    expect(made.code, made.stderr).to.equal(0);
+    expect(made.stdout).to.match(/^started: replay orig\.r1 of orig, http:\/\/\S+\/orig\.r1/);
+    await waitForRun(api, `${server.url}${first.path}.r1`);
+    const diff = await ptrAs(['run', 'diff', 't', 'orig.r1'], sessionId, server.url);
+    expect(diff.code, diff.stderr).to.equal(0);
+    expect(diff.stdout).to.match(/^same\s+web__fetch\s+yes$/m).and.match(/^added\s+hello__greet$/m).and.include('+++ orig.r1');
+    const bad = await ptrAs(['run', 'replay', 't', 'orig', '--tools', 'often'], sessionId, server.url);
+    expect(bad.code).to.not.equal(0);
+    expect(bad.stderr).to.include('--tools');
   });
 });

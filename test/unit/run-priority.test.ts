@@ -17,6 +17,12 @@ describe('run priority (src/runs/priority.ts)', () => {
     const scheduled = (taskPriority: number | null) => runPriority({ owner: 'alice', weight: 1, taskPriority, origin: 'schedule' }).priorityKey;
     expect([1, 2, 3, 4, 5, null].map(scheduled)).to.deep.equal([2, 3, 4, 5, 5, 4]);
   });
+
+  it('starts replays at the lowest priority, 5, whatever their task\'s, still fair by owner', () => {
+    const replayed = (taskPriority: number | null) => runPriority({ owner: 'alice', weight: 2, taskPriority, origin: 'replay' });
+    expect([1, 3, 5, null].map((p) => replayed(p).priorityKey)).to.deep.equal([5, 5, 5, 5]);
+    expect(replayed(1)).to.deep.include({ fairnessKey: 'alice', fairnessWeight: 2 });
+  });
 });
 
 describe('npm run users: arguments', () => {

@@ -6,6 +6,7 @@ import { Failure, UsageError } from './errors';
 import { followRun } from './follow';
 import { collect, parseObject, parsePairs, readObjectFile } from './input';
 import { createRunView, entryLines } from './run-view';
+import { replayCommands } from './replays';
 
 const PROFILE_OPTION = ['-p, --profile <name>', 'the profile', 'default'] as const;
 
@@ -21,7 +22,7 @@ interface TriggerOptions {
 const runNameOf = (url: string) => decodeURIComponent(new URL(url).pathname.split('/').pop() ?? '');
 
 /**
- * `ptr run trigger|follow|list|get|cancel|delete|approve|answer`. Triggers go the Variant B way: a signed URL from
+ * `ptr run trigger|follow|list|get|cancel|delete|replay|diff|approve|answer`. Triggers go the Variant B way: a signed URL from
  * `POST /api/tasks/~/<profile>/<task>/signed`, then `POST <signed url>` with the data and `run-id` (any profile,
  * any JSON data); the run paths are `/api/runs/~/<profile>/<task>/<run>` (docs/runs.md).
  */
@@ -137,6 +138,8 @@ export function runCommands(program: Command, ctx: Context) {
       await ctx.client().delete(runPath(opts.profile, task, name));
       ctx.print({ deleted: true, profile: opts.profile, task, run: name }, () => `deleted run ${name}`);
     });
+
+  replayCommands(run, ctx, runPath);
 
   run
     .command('approve <task> <run> <approval>')

@@ -34,6 +34,8 @@ export function runReplays(lifecycle: Runs, limits: RateLimits) {
         return made;
       } catch (err) {
         await giveBack();
+        // Its stored conversation went while it was read: the run is being deleted.
+        if (err instanceof StoredContentMissing) throw notFound(`run "${id.run}"`);
         throw err;
       }
     },
