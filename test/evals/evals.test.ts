@@ -153,4 +153,16 @@ describe('evals: replays of a task\'s runs under variants, checked and scored', 
     expect(done.scorecard[0].runs.done).to.be.below(6);
     expect((await api.post(`${path}/cancel`)).status).to.equal(409);
   });
+
+  it('deletes the task\'s evals with it', async () => {
+    const { api } = await setUp('gone');
+    await originals(api, 2, 'gone');
+    const res = await api.post('/api/tasks/~/default/gone/evals', { runs: { last: 2 }, variants: [{ name: 'a' }] });
+    expect(res.status, res.text).to.equal(201);
+    await waitForEval(api, res.body.url);
+    expect((await api.delete('/api/tasks/~/default/gone')).status).to.equal(204);
+    await createTask(api, 'default', 'gone', { prompt: 'city {{ n }}' });
+    expect((await api.get('/api/tasks/~/default/gone/evals')).body).to.deep.equal([]);
+    expect((await api.get(new URL(res.body.url).pathname)).status).to.equal(404);
+  });
 });
