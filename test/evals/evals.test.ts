@@ -129,6 +129,9 @@ describe('evals: replays of a task\'s runs under variants, checked and scored', 
     const res = await postSigned(await signedUrl(api, 'default', 't'), { n: 1 }, { 'run-id': long });
     await waitForRun(api, res.body.url);
     await bad({ ...ok, runs: { names: [long] } }, /^runs\.names\.0: .*run name limit/);
+    const replays = await api.get('/api/runs/~/default/t?replays=maybe');
+    expect(replays.status, replays.text).to.equal(400);
+    expect(replays.body.error.message).to.match(/^query\.replays/);
     expect((await api.get('/api/tasks/~/default/nope/evals')).status).to.equal(404);
     expect((await api.get(`${path}/zzzzzz`)).status).to.equal(404);
   });
