@@ -1,6 +1,7 @@
 import { createRuns } from '../src/runs';
 import type { ActivityDeps } from './deps';
 import { withFailurePolicy } from './failure-guard';
+import { createEvalActivities } from './evals';
 import { createHealthActivities } from './health';
 import { createReconcileActivities } from './reconcile';
 import { createRetentionActivities } from './retention';
@@ -27,7 +28,8 @@ export function createActivities(deps: ActivityDeps) {
   // A schedule's steps are not a run's: their failures are the schedule action's (seen in Temporal), and "the run is
   // still open" is how its wait polls.
   // A webhook delivery's failures are its own too (activities/webhook-delivery.ts), never a run's.
-  return { ...runSteps, ...createScheduledRunActivities(deps, runs), ...createWebhookDeliveryActivities(deps) };
+  // An eval's steps are its own too (activities/evals.ts): its replays are runs with their own failures.
+  return { ...runSteps, ...createScheduledRunActivities(deps, runs), ...createWebhookDeliveryActivities(deps), ...createEvalActivities(deps) };
 }
 
 export type Activities = ReturnType<typeof createActivities>;

@@ -21,6 +21,17 @@ export function jsonSchemaProblem(schema: unknown): string | undefined {
   return undefined;
 }
 
+/** Why `schema` is not a JSON Schema 2020-12 object of any type (an eval's `json_schema` check), or undefined. */
+export function jsonSchemaProblemOfAny(schema: object): string | undefined {
+  if (!ajv.validateSchema(schema)) return ajv.errorsText(ajv.errors, { dataVar: 'schema' });
+  try {
+    validatorOf(schema);
+  } catch (err) {
+    return (err as Error).message;
+  }
+  return undefined;
+}
+
 /** The validator of `schema` (compiled once). Throws when it cannot be compiled (jsonSchemaProblem says why first). */
 export function validatorOf(schema: object): ValidateFunction {
   const key = JSON.stringify(schema);

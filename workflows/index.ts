@@ -4,3 +4,4 @@ export { reconcileRuns } from './reconcile';
 export { retainRuns } from './retention';
 export { deliverWebhook } from './webhook-delivery';
 export { scheduledRun } from './scheduled-run';
+export { runEval } from './eval';

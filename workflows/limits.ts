@@ -41,3 +41,10 @@ export const RETAIN = { startToCloseTimeout: '10m', retry: { maximumAttempts: 2 
  * long a freed slot may stay unused.
  */
 export const ownerBusyWait = (waits: number) => Math.min(16_000, 1_000 * 2 ** waits) * (0.75 + Math.random() / 2);
+/** An eval's bookkeeping (activities/evals.ts: start a replay, score, end): retried through a database stall. */
+export const EVAL_STEP = { startToCloseTimeout: '30s', retry: { initialInterval: '1s', maximumInterval: '30s' } } as const;
+/**
+ * An eval waiting for one replay: one short look per attempt, each "still going" a benign retry (no history written per
+ * look, no activity slot held), looking less often the longer the replay takes.
+ */
+export const EVAL_AWAIT = { startToCloseTimeout: '10s', retry: { initialInterval: '500ms', backoffCoefficient: 1.5, maximumInterval: '5s' } } as const;

@@ -15,6 +15,7 @@ import { EXIT, Failure, UsageError } from './ptr/errors';
 import { profileCommands } from './ptr/profiles';
 import { runCommands } from './ptr/runs';
 import { scheduleCommands } from './ptr/schedules';
+import { evalCommands } from './ptr/evals';
 import { installCommands } from './ptr/installs';
 import { servletCommands } from './ptr/servlets';
 import { signedCommands } from './ptr/signed';
@@ -32,7 +33,7 @@ export interface CliIo {
 /** Runs one command line (without `node ptr`); resolves to the exit code. */
 export async function runCli(argv: string[], io: CliIo): Promise<number> {
   const program = new Command('ptr')
-    .description('Command line of the prompt task runner: profiles, tasks, servlets, runs, schedules, webhooks, signed URLs and access tokens over its HTTP API.')
+    .description('Command line of the prompt task runner: profiles, tasks, servlets, runs, schedules, evals, webhooks, signed URLs and access tokens over its HTTP API.')
     .option('--json', 'machine-readable output: one JSON document (following a run: one JSON object per line)')
     .option('--origin <url>', "the API's address (default: MCP_RUN_ORIGIN, the config file, a running `npm run dev`'s API, else http://127.0.0.1:8080)")
     .showHelpAfterError('(add --help for usage)')
@@ -45,6 +46,7 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
   installCommands(program, ctx);
   runCommands(program, ctx);
   scheduleCommands(program, ctx);
+  evalCommands(program, ctx);
   webhookCommands(program, ctx);
   signedCommands(program, ctx);
   approvalCommands(program, ctx);

@@ -143,6 +143,13 @@ export const WEBHOOK_FAILURE = {
   failed: 'WebhookFailed',
 } as const;
 
+export const EVAL_FAILURE = {
+  /** LIVE_RUNS_PER_USER (or another limit) is reached: the replay's start is tried again when the limit says. */
+  limited: 'EvalReplayLimited',
+  /** The replay has not ended yet: the eval looks again later (Temporal's polling pattern). */
+  replayStillOpen: 'EvalReplayStillOpen',
+} as const;
+
 export const SCHEDULE_FAILURE = {
   /** LIVE_RUNS_PER_USER is reached: the action tries again when the limit says (its retry delay). */
   liveRunsLimit: 'LiveRunsLimit',

@@ -14,6 +14,7 @@ export const WORKFLOW = {
   webhook: 'deliverWebhook',
   scheduled: 'scheduledRun',
   ping: 'ping',
+  eval: 'runEval',
 } as const;
 
 /** The live run, a bounded view of it: `{ from }` asks for the entries from that index on. */
@@ -42,6 +43,23 @@ export const inputUpdate = defineUpdate<void, [InputAnswer]>('input');
 
 /** A question the run asked and its answer once given (null for an id it never asked): the activity polls it. */
 export const inputStateQuery = defineQuery<InputState | null, [string]>('inputState');
+
+/** An eval's workflow id (docs/evals.md): unique per task and eval id, like a run's. */
+export const evalWorkflowId = (e: { owner: string; profile: string; task: string; id: string }) => `eval:${e.owner}/${e.profile}/${e.task}/${e.id}`;
+
+/** An eval (workflows/eval.ts): its record's _id (= its workflow id) and how many replays may be live at once. */
+export interface EvalInput {
+  evalId: string;
+  concurrency: number;
+  /** How many items it has (one per original and variant), each addressed by its index. */
+  items: number;
+}
+
+/** `POST <task path>/evals/:id/cancel`: stops starting replays, cancels those not ended, ends the eval `cancelled`. */
+export const evalCancelSignal = defineSignal<[{ by: string }]>('cancelEval');
+
+/** An eval of a task (workflows/eval.ts). */
+export type RunEvalWorkflow = (input: EvalInput) => Promise<string>;
 
 /** One run of a task (workflows/run-task.ts). */
 export type RunTaskWorkflow = (input: RunInput) => Promise<RunOutcome>;

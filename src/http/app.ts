@@ -22,6 +22,7 @@ import { moduleUploadBypass } from './routes/servlets/module-upload';
 import { installationsRouter } from './routes/installations/router';
 import { contentRouter } from './routes/content/router';
 import { schedulesRouter } from './routes/schedules/router';
+import { evalsRouter } from './routes/evals/router';
 import { approvalsRouter } from './routes/approvals/router';
 import { tokensRouter } from './routes/tokens/router';
 import { codecRouter } from './routes/codec/router';
@@ -108,6 +109,7 @@ export function createApp(deps: AppDeps): Koa {
   api.use(installationsRouter(deps).routes());
   api.use(contentRouter(deps).routes());
   api.use(schedulesRouter(deps, runs).routes());
+  api.use(evalsRouter(deps).routes());
   api.use(approvalsRouter(deps).routes());
   api.use(mcpRouter(deps).routes());
   api.use(tokensRouter(deps).routes());

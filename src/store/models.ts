@@ -219,6 +219,33 @@ const replayTool = new Schema(
   opts,
 );
 
+/**
+ * An eval (src/evals/, docs/evals.md): replays of some of a task's runs under variants, checked and scored. `_id` its
+ * workflow id (contract/messages.ts evalWorkflowId); `id` the short id its runs' names start with. `items` are fixed
+ * when it is made (one per original and variant); their `checks` are written once, when its workflow scores it.
+ */
+const evalRecord = new Schema(
+  {
+    _id: { type: String, required: true },
+    id: { type: String, required: true },
+    owner: { type: String, required: true },
+    profile: { type: String, required: true },
+    task: { type: String, required: true },
+    task_id: { type: Schema.Types.ObjectId, required: true },
+    /** The request as validated (variants, tools, checks, concurrency). */
+    spec: { type: Schema.Types.Mixed, required: true },
+    status: { type: String, required: true },
+    /** Why it ended `error`, or who cancelled it. */
+    reason: { type: String },
+    /** {variant, original (run name), original_id, run (the replay's name), checks?: CheckResult[]} */
+    items: { type: [Schema.Types.Mixed], default: [] },
+    created_at: { type: Date, required: true },
+    modified_at: { type: Date, required: true },
+  },
+  opts,
+);
+evalRecord.index({ owner: 1, profile: 1, task: 1, created_at: -1 });
+
 /** The counter of a run's replay names (`<run>.r<n>`): `_id` the original run's _id. */
 const replayCounter = new Schema(
   {
@@ -551,6 +578,7 @@ export function registerModels(conn: Connection) {
     RunBlob: conn.model('RunBlob', runBlob, 'run_blobs'),
     ReplayTool: conn.model('ReplayTool', replayTool, 'run_replay_tools'),
     ReplayCounter: conn.model('ReplayCounter', replayCounter, 'replay_counters'),
+    Eval: conn.model('Eval', evalRecord, 'evals'),
     RunEnd: conn.model('RunEnd', runEnd, 'run_ends'),
     ServiceState: conn.model('ServiceState', serviceState, 'service_state'),
     DeferredStart: conn.model('DeferredStart', deferredStart, 'deferred_starts'),
@@ -584,4 +612,5 @@ export type McpServerDoc = InferSchemaType<typeof mcpServer>;
 export type TaskDoc = InferSchemaType<typeof task> & { _id: Types.ObjectId };
 export type TaskVersionDoc = InferSchemaType<typeof taskVersion>;
 export type ServletDoc = InferSchemaType<typeof servlet>;
+export type EvalDoc = InferSchemaType<typeof evalRecord>;
 export type ModuleDoc = InferSchemaType<typeof moduleBlob>;

@@ -232,9 +232,14 @@ export async function deleteRunRecord(models: Models, runId: string): Promise<vo
  * Throws 400 for a cursor not issued here. On MongoDB the task's index gives the order and the status is checked on
  * the runs it yields; FerretDB scans `runs` for any filter but `_id` (docs/runs.md, "Reading").
  */
-export async function listRuns(models: Models, task: { owner: string; profile: string; task: string }, page: PageRequest, statuses?: readonly RunStatus[]) {
+/**
+ * A task's runs, newest first. `replays: false` leaves out replays (runs with a `replay` field): one more condition on
+ * the same index's scan (owner, profile, task, created_at), no other index needed.
+ */
+export async function listRuns(models: Models, task: { owner: string; profile: string; task: string }, page: PageRequest, statuses?: readonly RunStatus[], options: { replays?: boolean } = {}) {
   const status = statuses === undefined ? {} : { status: statuses.length === 1 ? statuses[0] : { $in: statuses } };
-  const filter = { owner: task.owner, profile: task.profile, task: task.task, ...status };
+  const replays = options.replays === false ? { replay: { $exists: false } } : {};
+  const filter = { owner: task.owner, profile: task.profile, task: task.task, ...status, ...replays };
   const q = keysetQuery(filter, { limit: page.limit }, RUN_TIE_BREAKERS, -1);
   const find = (where: Record<string, unknown>, limit: number) => models.Run.find(where).sort(q.sort).limit(limit).lean();
   if (!page.cursor) return q.finish(await find(filter, q.limit));

@@ -30,8 +30,12 @@ export function liveRunsOfTask(models: Models, runs: TaskRunRef): Promise<Array<
   return models.Run.find({ ...runs, status: { $in: LIVE_RUN_STATUSES } }, { name: 1, live_slot: 1 }).lean<Array<{ name: string; live_slot?: number }>>().exec();
 }
 
-/** Deletes the task's versions, then its runs, their MCP task handles and what they stored (pages, large texts). Returns the runs deleted. */
+/**
+ * Deletes the task's evals (first: an eval still running then finds itself gone and makes no more replays), its
+ * versions, then its runs, their MCP task handles and what they stored (pages, large texts). Returns the runs deleted.
+ */
 export async function deleteTaskData(models: Models, taskId: Types.ObjectId, runs: TaskRunRef): Promise<number> {
+  await models.Eval.deleteMany(runs);
   await models.TaskVersion.deleteMany({ task_id: taskId });
   await deleteMcpTasksOfTask(models, runs);
   const ids = (await models.Run.find(runs, { _id: 1 }).lean<Array<{ _id: string }>>()).map((r) => r._id);

@@ -1,6 +1,6 @@
 /**
  * Records the histories the replay test (test/unit/workflow-replay.test.ts) replays: one run of each path through
- * `runTask` (and one of each workflow of its own: a webhook delivery, a schedule's action) on the real stack, written to test/fixtures/histories/<scenario>.history (the History
+ * `runTask` (and one of each workflow of its own: a webhook delivery, a schedule's action, an eval) on the real stack, written to test/fixtures/histories/<scenario>.history (the History
  * protobuf, binary), or `<scenario>.<date>.history` beside it when that is there (`<scenario>.<date>.<n>.history` for
  * a later recording the same day): the files recorded before are
  * kept, so runs of the old code still replay. Run it after a change to `workflows/` that is meant to change histories:
@@ -19,6 +19,7 @@ import { installServlet } from '../helpers/servlets';
 import { createTask, postSigned, signedUrl, until, waitForRun } from '../helpers/runs';
 import { runWorkflowId, scheduledRunWorkflowId, taskScheduleId } from '../../src/temporal/ids';
 import { webhookDeliveryWorkflowId } from '../../src/runs/announce';
+import { evalWorkflowId } from '../../src/contract/messages';
 
 const DIR = path.join(__dirname, '..', 'fixtures', 'histories');
 
@@ -103,6 +104,17 @@ describe('recording workflow histories for the replay test', function () {
     expect(made.status, made.text).to.equal(201);
     expect((await waitForRun(api, made.body.url, 60_000)).status).to.equal('ready');
     await save('replayed', runWorkflowId({ owner: username, profile: 'default', task: 'replay', run: 'replayed' }));
+  });
+
+  it('an eval: two runs replayed under one variant (recorded tools), scored', async () => {
+    getStack().fake.script(() => openaiText('{"city":"Paris"}'));
+    for (const name of ['evaled-a', 'evaled-b']) {
+      const res = await postSigned(await signedUrl(api, 'default', 'replay'), { text: name }, { 'run-id': name });
+      expect((await waitForRun(api, res.body.url, 60_000)).status).to.equal('ready');
+    }
+    const made = await api.post('/api/tasks/~/default/replay/evals', { runs: { names: ['evaled-a', 'evaled-b'] }, variants: [{ name: 'v' }], checks: [{ type: 'contains', value: 'Paris' }], concurrency: 1 });
+    expect(made.status, made.text).to.equal(201);
+    await save('eval', evalWorkflowId({ owner: username, profile: 'default', task: 'replay', id: made.body.id }));
   });
 
   it('a cancel while the provider is slow', async () => {

@@ -7,7 +7,7 @@ import { workflowBundle } from '../../src/temporal/worker';
 
 const DIR = path.join(__dirname, '..', 'fixtures', 'histories');
 /** The scenarios test/replay/record-histories.ts records: each must be there, so a lost file fails too. */
-const SCENARIOS = ['answer', 'tools', 'retry', 'approvals', 'cancel', 'budget', 'webhook', 'scheduled', 'owner-busy'];
+const SCENARIOS = ['answer', 'tools', 'retry', 'approvals', 'cancel', 'budget', 'webhook', 'scheduled', 'owner-busy', 'eval'];
 
 /**
  * Histories recorded from real runs (test/replay/record-histories.ts) replayed with today's workflow code, without a

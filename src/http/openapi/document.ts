@@ -8,6 +8,7 @@ import { toZodOpenApi, type Operation } from './operation';
 import { operatorOperations } from './operator';
 import { runOperations } from './runs';
 import { scheduleOperations } from './schedules';
+import { evalOperations } from './evals';
 import { servletOperations } from './servlets';
 import { signInOperations } from './sign-in';
 import { signedOperations } from './signed';
@@ -31,6 +32,7 @@ export function apiOperations(config: Config): Operation[] {
     ...mcpOperations(),
     ...signedOperations(),
     ...scheduleOperations(),
+    ...evalOperations(),
     ...servletOperations(),
     ...tokenOperations(),
     ...signInOperations(),
@@ -48,6 +50,7 @@ const TAGS = [
   { name: 'access tokens', description: 'docs/tokens.md: `Authorization: Bearer ptr_…` on the task and run routes' },
   { name: 'signed URLs', description: 'Trigger a task without a session (docs/runs.md, "Signed URLs")' },
   { name: 'schedules', description: 'docs/schedules.md' },
+  { name: 'evals', description: 'docs/evals.md: replays of a task’s runs under variants, checked and scored' },
   { name: 'webhooks', description: 'docs/webhooks.md' },
   { name: 'servlets', description: 'docs/servlets.md' },
   { name: 'installations', description: 'A profile’s installs: servlets (docs/servlets.md) and MCP servers (docs/mcp.md)' },

@@ -125,10 +125,10 @@ export function runReads(deps: AppDeps, lifecycle: Runs, reader: RunReader, heal
     /**
      * A page of a task's runs, each with its results as of its last record write. Large runs make the page stop
      * early (the rest follow the `Link`), so an answer stays bounded in bytes. A run deleted meanwhile is left out.
-     * `statuses`: only the runs whose record has one of them.
+     * `statuses`: only the runs whose record has one of them; `replays: false` leaves out replays.
      */
-    async list(task: { owner: string; profile: string; task: string }, page: Parameters<typeof listRuns>[2], statuses?: Parameters<typeof listRuns>[3]): Promise<Page<string>> {
-      const found = await listRuns(models, task, page, statuses);
+    async list(task: { owner: string; profile: string; task: string }, page: Parameters<typeof listRuns>[2], statuses?: Parameters<typeof listRuns>[3], options?: Parameters<typeof listRuns>[4]): Promise<Page<string>> {
+      const found = await listRuns(models, task, page, statuses, options);
       const bodies: string[] = [];
       let bytes = 0;
       for (const [i, record] of found.items.entries()) {

@@ -31,9 +31,9 @@ export function runsRouter(deps: AppDeps, runs: RunService): Router {
     task: ctx.params.task!,
   });
   const list = async (ctx: Context, where: { owner: string; profile: string; task: string }) => {
-    const statuses = statusesOf(parse(runListQuery, { status: ctx.query.status }, 'query'));
+    const query = parse(runListQuery, { status: ctx.query.status, replays: ctx.query.replays }, 'query');
     await runs.loadTask(where.owner, where.profile, where.task);
-    sendRenderedPage(ctx, await runs.list(where, pageRequest(ctx, RUN_LIST_DEFAULT_LIMIT), statuses));
+    sendRenderedPage(ctx, await runs.list(where, pageRequest(ctx, RUN_LIST_DEFAULT_LIMIT), statusesOf(query), query.replays === 'false' ? { replays: false } : {}));
   };
 
   router.put(VARIANT_A_TRIGGER_ROUTE, async (ctx) => {

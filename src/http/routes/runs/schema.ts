@@ -41,6 +41,7 @@ export const runListQuery = z.object({
     .regex(new RegExp(`^${oneStatus}(,${oneStatus})*$`), { error: `expected ${RUN_STATUSES.join(', ')}, or several of them separated by commas` })
     .optional()
     .meta({ description: 'Only the runs in this status (as the list shows it), or in any of several separated by commas: `pending`, `running`, `ready`, `error`' }),
+  replays: z.enum(['true', 'false'], { error: 'expected true or false' }).optional().meta({ description: '`false` leaves out replays (runs with `replay_of`, docs/replays.md)' }),
 });
 
 /** The statuses a parsed `?status=` asks for, or undefined for all. */

@@ -1,0 +1,114 @@
+import { ApplicationFailure, ApplicationFailureCategory } from '@temporalio/common';
+import { WorkflowNotFoundError } from '@temporalio/client';
+import { AppError, RateLimited } from '../src/errors';
+import { isTerminal } from '../src/contract/constants';
+import { cancelSignal } from '../src/contract/messages';
+import { EVAL_FAILURE } from '../src/contract/failures';
+import { createReplay } from '../src/replays/create';
+import { runDiff } from '../src/replays/diff';
+import { checkSchema, runCheck } from '../src/evals/checks';
+import { findEval, setEvalStatus, type EvalItem, type EvalRecord } from '../src/store/evals';
+import { findRun, runWorkflowId, type RunRecord } from '../src/store/runs';
+import { StoredContentMissing } from '../src/store/run-content';
+import { liveRunLifetimeMs } from '../src/runs/trigger';
+import type { ActivityDeps } from './deps';
+
+/** A replay's run _id (= its workflow id) from its eval and item. */
+export const replayRunId = (e: Pick<EvalRecord, 'owner' | 'profile' | 'task'>, item: Pick<EvalItem, 'run'>) => runWorkflowId({ owner: e.owner, profile: e.profile, task: e.task, run: item.run });
+
+/** The steps of an eval (workflows/eval.ts). Each is idempotent: a worker restarted mid-eval repeats none of its effects. */
+export function createEvalActivities(deps: Pick<ActivityDeps, 'db' | 'config' | 'logger' | 'temporal'>) {
+  const { models } = deps.db;
+  const replayDeps = { models, temporal: deps.temporal, config: deps.config, logger: deps.logger };
+
+  return {
+    /** The eval is under way (a no-op once it ended or when it was deleted). */
+    async markEvalRunning(input: { evalId: string }): Promise<void> {
+      await setEvalStatus(models, input.evalId, 'running');
+    },
+
+    /**
+     * Makes item `index`'s replay, named `<eval>.<variant>.<original>` (createReplay: a name used before answers with
+     * that run, so a step repeated after a worker restart makes no second replay). Null when there is nothing to wait
+     * for: the eval or the original is gone, or the replay cannot be made (its reason goes to the log and the item
+     * shows no run). A limit reached (live runs) is waited out through the retry policy.
+     */
+    async startEvalReplay(input: { evalId: string; index: number }): Promise<{ runId: string } | null> {
+      const record = await findEval(models, input.evalId);
+      const item = record?.items[input.index];
+      if (!record || !item || record.status === 'cancelled') return null;
+      const original = await findRun(models, item.original_id);
+      if (!original) return null;
+      const variant = record.spec.variants.find((v) => v.name === item.variant);
+      const { name: _name, ...overrides } = variant ?? { name: '' };
+      try {
+        const made = await createReplay(replayDeps, { original: original as RunRecord, name: item.run, overrides, tools: record.spec.tools, eval: record.id });
+        return { runId: runWorkflowId(made.identity) };
+      } catch (err) {
+        if (err instanceof RateLimited) {
+          throw ApplicationFailure.create({ type: EVAL_FAILURE.limited, message: err.message, category: ApplicationFailureCategory.BENIGN, nextRetryDelay: err.retryAfterSeconds * 1000 });
+        }
+        if (err instanceof AppError && err.status < 500) {
+          deps.logger.warn({ eval: input.evalId, run: item.run, code: err.code, err: err.message }, 'eval replay not made');
+          return null;
+        }
+        throw err;
+      }
+    },
+
+    /** One look at a replay: returns once it is closed or gone; while it is open, a benign retryable failure. */
+    async awaitEvalReplay(input: { runId: string }): Promise<string> {
+      const record = await findRun(models, input.runId);
+      if (!record) return 'deleted';
+      if (isTerminal(record.status)) return record.status;
+      if (Date.now() > record.created_at.getTime() + liveRunLifetimeMs(deps.config)) return `${record.status} past its time limit`;
+      throw ApplicationFailure.create({ type: EVAL_FAILURE.replayStillOpen, message: `the replay is ${record.status}`, category: ApplicationFailureCategory.BENIGN });
+    },
+
+    /** Runs the eval's checks on each replay's answer and ends it `ready` with their results. */
+    async scoreEval(input: { evalId: string }): Promise<void> {
+      const record = await findEval(models, input.evalId);
+      if (!record) return;
+      const checks = record.spec.checks.map((c) => checkSchema.parse(c));
+      const items: EvalItem[] = [];
+      for (const item of record.items) {
+        const [replay, original] = await Promise.all([findRun(models, replayRunId(record, item)), findRun(models, item.original_id)]);
+        let answers: { answer: string | null; original: string | null } = { answer: null, original: null };
+        if (replay && original && isTerminal(replay.status)) {
+          try {
+            const diff = await runDiff(models, original as RunRecord, replay as RunRecord);
+            answers = { answer: diff.replay.answer, original: diff.original.answer };
+          } catch (err) {
+            if (!(err instanceof StoredContentMissing)) throw err;
+          }
+        }
+        items.push({ ...item, checks: checks.map((check) => runCheck(check, answers.answer, answers.original)) });
+      }
+      await setEvalStatus(models, input.evalId, 'ready', { items });
+    },
+
+    /** Ends the eval (`cancelled` or `error`, with why); a no-op once ended. */
+    async endEval(input: { evalId: string; status: 'cancelled' | 'error'; reason: string }): Promise<void> {
+      await setEvalStatus(models, input.evalId, input.status, { reason: input.reason });
+    },
+
+    /** Asks each of the eval's replays that has not ended to stop, as `POST <run path>/cancel` does. */
+    async cancelEvalReplays(input: { evalId: string; by: string }): Promise<void> {
+      const record = await findEval(models, input.evalId);
+      if (!record) return;
+      for (const item of record.items) {
+        const runId = replayRunId(record, item);
+        const run = await findRun(models, runId);
+        if (!run || isTerminal(run.status)) continue;
+        try {
+          await deps.temporal.workflow.getHandle(runId).signal(cancelSignal, { by: input.by });
+        } catch (err) {
+          // Not started yet (or gone): the reconciler ends such a record as it ends any run whose workflow is gone.
+          if (!(err instanceof WorkflowNotFoundError)) throw err;
+        }
+      }
+    },
+  };
+}
+
+export type EvalActivities = ReturnType<typeof createEvalActivities>;
