@@ -209,6 +209,41 @@ describe('the console in a browser', function () {
     await checkPage(b.page, 'run-replay-diff');
   });
 
+  it('starts an eval of a task from its page and shows its scorecard, each replay leading to its difference', async () => {
+    const { sessionId, api: me } = await signedIn('e2e');
+    await createTask(me, 'default', 'poem');
+    getStack().fake.script((req) => openaiText(`${String(req.body.model)}: ${lastUserText(req)}`));
+    const url = await signedUrl(me, 'default', 'poem');
+    for (const name of ['a', 'b', 'c']) {
+      const triggered = await postSigned(url, { text: name }, { 'run-id': name });
+      expect(triggered.status, triggered.text).to.equal(201);
+      expect((await waitForRun(me, triggered.body.url)).status).to.equal('ready');
+    }
+
+    await signInByLink(b.page, sessionId);
+    await b.page.getByRole('link', { name: 'poem', exact: true }).click();
+    await b.page.getByText('Start an eval').click();
+    await b.page.getByLabel(/last closed runs/).fill('3');
+    await b.page.getByLabel(/^Variants/).fill('base\nother other-model');
+    await b.page.getByLabel(/contains/).fill('other-model');
+    await b.page.getByRole('button', { name: 'Start eval' }).click();
+
+    await b.page.getByRole('heading', { level: 1, name: /^Eval / }).waitFor();
+    await statusBecomes(b.page, 'ready');
+    const scorecard = b.page.getByRole('table', { name: 'Scorecard' });
+    const cells = async (variant: string) => scorecard.getByRole('row', { name: new RegExp(`^${variant}`) }).getByRole('cell').allTextContents();
+    // Model, runs done, checks passed ("contains other-model"), then tokens and the median duration.
+    expect((await cells('base')).slice(0, 3)).to.deep.equal(["the task's", '3 of 3', '0 of 3']);
+    expect((await cells('other')).slice(0, 3)).to.deep.equal(['other-model', '3 of 3', '3 of 3']);
+    await checkPage(b.page, 'eval');
+
+    const id = new URL(b.page.url()).pathname.split('/').pop()!;
+    await b.page.getByRole('link', { name: `${id}.other.a` }).click();
+    await b.page.getByRole('heading', { level: 1, name: `Run ${id}.other.a` }).waitFor();
+    const lines = await b.page.getByRole('region', { name: 'Difference from a' }).getByLabel("The answers' unified diff").textContent({ timeout: RUN_WAIT_MS });
+    expect(lines).to.contain('-test-model: Say a').and.contain('+other-model: Say a');
+  });
+
   it('lists a task\'s runs of the status chosen, as the API filters them', async () => {
     const { sessionId, api: me } = await signedIn('e2e');
     await createTask(me, 'default', 'mixed', { prompt: 'Say {{ text }}' });

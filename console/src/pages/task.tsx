@@ -5,6 +5,7 @@ import { TaskForm } from '../components/task-form';
 import { TriggerForm } from '../components/trigger-form';
 import { RunsList } from '../components/runs-list';
 import { Deliveries } from '../components/deliveries';
+import { EvalsList } from '../components/evals-list';
 import { useLoad } from '../lib/use-load';
 import { Link, seg } from '../router';
 
@@ -34,6 +35,10 @@ export function TaskPage({ profile, task: name, query }: { profile: string; task
           <section aria-labelledby="runs-heading">
             <h2 id="runs-heading">Runs</h2>
             <RunsList profile={profile} task={name} />
+          </section>
+          <section aria-labelledby="evals-heading">
+            <h2 id="evals-heading">Evals</h2>
+            <EvalsList profile={profile} task={name} />
           </section>
           <section aria-labelledby="edit-heading">
             <h2 id="edit-heading">Edit</h2>
