@@ -1,3 +1,4 @@
+import { Context } from '@temporalio/activity';
 import { ApplicationFailure, ApplicationFailureCategory } from '@temporalio/common';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { AppError, RateLimited } from '../src/errors';
@@ -5,7 +6,7 @@ import { isTerminal } from '../src/contract/constants';
 import { cancelSignal } from '../src/contract/messages';
 import { EVAL_FAILURE } from '../src/contract/failures';
 import { createReplay } from '../src/replays/create';
-import { runDiff } from '../src/replays/diff';
+import { finalAnswer } from '../src/replays/diff';
 import { checkSchema, runCheck } from '../src/evals/checks';
 import { findEval, setEvalStatus, type EvalItem, type EvalRecord } from '../src/store/evals';
 import { findRun, runWorkflowId, type RunRecord } from '../src/store/runs';
@@ -15,6 +16,9 @@ import type { ActivityDeps } from './deps';
 
 /** A replay's run _id (= its workflow id) from its eval and item. */
 export const replayRunId = (e: Pick<EvalRecord, 'owner' | 'profile' | 'task'>, item: Pick<EvalItem, 'run'>) => runWorkflowId({ owner: e.owner, profile: e.profile, task: e.task, run: item.run });
+
+/** Items an eval's scoring reads at once (scoreEval). */
+const SCORE_AT_ONCE = 8;
 
 /** The steps of an eval (workflows/eval.ts). Each is idempotent: a worker restarted mid-eval repeats none of its effects. */
 export function createEvalActivities(deps: Pick<ActivityDeps, 'db' | 'config' | 'logger' | 'temporal'>) {
@@ -65,25 +69,36 @@ export function createEvalActivities(deps: Pick<ActivityDeps, 'db' | 'config' | 
       throw ApplicationFailure.create({ type: EVAL_FAILURE.replayStillOpen, message: `the replay is ${record.status}`, category: ApplicationFailureCategory.BENIGN });
     },
 
-    /** Runs the eval's checks on each replay's answer and ends it `ready` with their results. */
+    /**
+     * Runs the eval's checks on each replay's answer and ends it `ready` with their results. Only the final answers are
+     * read (each original's once, whatever the number of variants), a few items at a time, with a heartbeat: an eval of
+     * 100 runs under 8 variants scores within the step's time, not past it into retries that never end.
+     */
     async scoreEval(input: { evalId: string }): Promise<void> {
       const record = await findEval(models, input.evalId);
       if (!record) return;
       const checks = record.spec.checks.map((c) => checkSchema.parse(c));
-      const items: EvalItem[] = [];
-      for (const item of record.items) {
-        const [replay, original] = await Promise.all([findRun(models, replayRunId(record, item)), findRun(models, item.original_id)]);
-        let answers: { answer: string | null; original: string | null } = { answer: null, original: null };
-        if (replay && original && isTerminal(replay.status)) {
-          try {
-            const diff = await runDiff(models, original as RunRecord, replay as RunRecord);
-            answers = { answer: diff.replay.answer, original: diff.original.answer };
-          } catch (err) {
-            if (!(err instanceof StoredContentMissing)) throw err;
-          }
+      const answerOf = (run: RunRecord | null) => (run && isTerminal(run.status) ? finalAnswer(models, run).catch((err: unknown) => (err instanceof StoredContentMissing ? null : Promise.reject(err))) : Promise.resolve(null));
+      const originals = new Map<string, Promise<string | null>>();
+      const originalAnswer = (id: string) => {
+        let answer = originals.get(id);
+        if (!answer) originals.set(id, (answer = findRun(models, id).then((run) => answerOf(run as RunRecord | null))));
+        return answer;
+      };
+      const items: EvalItem[] = new Array(record.items.length);
+      let next = 0;
+      const lane = async () => {
+        while (next < record.items.length) {
+          const index = next++;
+          const item = record.items[index]!;
+          const replay = (await findRun(models, replayRunId(record, item))) as RunRecord | null;
+          // No replay (never made, or deleted): every check fails, as for a replay without an answer.
+          const [answer, original] = replay ? await Promise.all([answerOf(replay), originalAnswer(item.original_id)]) : [null, null];
+          items[index] = { ...item, checks: checks.map((check) => runCheck(check, answer, original)) };
+          Context.current().heartbeat(index);
         }
-        items.push({ ...item, checks: checks.map((check) => runCheck(check, answers.answer, answers.original)) });
-      }
+      };
+      await Promise.all(Array.from({ length: SCORE_AT_ONCE }, lane));
       await setEvalStatus(models, input.evalId, 'ready', { items });
     },
 

@@ -96,10 +96,22 @@ const replayedOf = (call: DiffCall) => (call.replayed !== undefined ? { replayed
 /** A unified diff of texts without a final newline says so on every hunk: the answers are compared as lines. */
 const withNewline = (text: string | null) => (text === null || text === '' || text.endsWith('\n') ? (text ?? '') : `${text}\n`);
 
+/**
+ * A closed run's final answer: its last entry's message when it ended `ready`, else null. Reads that entry only (an
+ * eval scores hundreds of replays: src/evals, activities/evals.ts). Throws StoredContentMissing when it was deleted.
+ */
+export async function finalAnswer(models: Models, record: RunRecord): Promise<string | null> {
+  const count = entryCount(record);
+  if (record.status !== 'ready' || count === 0) return null;
+  const [last] = await readEntries(models, record, count - 1, count);
+  return finalOf(models, last);
+}
+
+const finalOf = async (models: Models, last: HeldEntry | undefined) => (last && 'lastMessage' in last ? await loadText(models, last.lastMessage.content) : null);
+
 async function loadSide(models: Models, record: RunRecord): Promise<DiffSide & { calls: DiffCall[] }> {
   const entries = await readEntries(models, record, 0, entryCount(record));
-  const last = entries.at(-1);
-  const answer = record.status === 'ready' && last && 'lastMessage' in last ? await loadText(models, last.lastMessage.content) : null;
+  const answer = record.status === 'ready' ? await finalOf(models, entries.at(-1)) : null;
   // The tool results' entries, in order, say which calls were answered from a recorded result (a replay's).
   const replayed = entries.filter(isToolResult).map((e) => e.replayed === true);
   const calls = (await readRecordedCalls(models, record)).map((call, k) => ({
