@@ -330,8 +330,12 @@ const clusterSchema = z.object({
    * `postgres` user, who cannot enter root's home), under /var/lib/postgresql/prompt-task-runner/.
    */
   CLUSTER_PG_DATA: optionalString,
-  /** The first of the 16 consecutive loopback ports the cluster uses (docs/deploy.md lists which is which). */
-  CLUSTER_BASE_PORT: port.refine((p) => p > 0 && p + 15 <= 65535, 'expected a port from 1 to 65520').default(18000),
+  /**
+   * The first of the 16 consecutive loopback ports the cluster uses (docs/deploy.md lists which is which). At most
+   * 32752: Temporal's PostgreSQL schema keeps its services' membership ports in a smallint (the server exits at start
+   * with "out of range for type smallint" otherwise).
+   */
+  CLUSTER_BASE_PORT: port.refine((p) => p > 0 && p + 15 <= 32767, 'expected a port from 1 to 32752 (Temporal keeps membership ports in a smallint)').default(18000),
   CLUSTER_APIS: z.coerce.number().int().min(1).max(2).default(2),
   CLUSTER_WORKERS: z.coerce.number().int().min(1).max(2).default(2),
   CLUSTER_USER: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/).default('dev'),
