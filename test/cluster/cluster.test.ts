@@ -9,7 +9,7 @@ import { endedOnce } from '../faults/runs';
 import { clusterStack } from './harness';
 
 /** How many runs the fault scenario triggers (CLUSTER_RUNS overrides, for a longer soak). */
-const RUNS = 100;
+const RUNS = 500;
 
 /** A user with a session, and a client of each API for it. */
 async function signedInOnBoth(): Promise<{ user: string; apis: Api[] }> {
@@ -31,7 +31,7 @@ const via = (url: string, base: string) => base + url.slice(new URL(url).origin.
  * A client behind a load balancer: each request to the next API in turn; a refused connection or a 503 is asked
  * again of the other, until `timeoutMs`.
  */
-function balanced(apis: Api[], timeoutMs = 60_000) {
+function balanced(apis: Api[], timeoutMs = 120_000) {
   let next = 0;
   return async (call: (a: Api) => Promise<ApiResponse>): Promise<ApiResponse> => {
     const deadline = Date.now() + timeoutMs;
@@ -96,7 +96,7 @@ describe('the cluster topology (real temporal-server and FerretDB on PostgreSQL,
     await until('the other API to see the task gone', async () => (await a2.get('/api/tasks/~/default/walk')).status === 404, 30_000);
   });
 
-  it(`ends each of ${RUNS} runs exactly once while a worker is SIGKILLed and an API restarted`, async function () {
+  it(`ends each of ${RUNS} runs exactly once while a worker is SIGKILLed, an API restarted and PostgreSQL stopped for 20 s`, async function () {
     this.timeout(480_000);
     const stack = clusterStack();
     const runs = Number(process.env.CLUSTER_RUNS ?? RUNS);
@@ -110,6 +110,8 @@ describe('the cluster topology (real temporal-server and FerretDB on PostgreSQL,
 
     const limit = pLimit(16);
     let triggered = 0;
+    let postgresStoppedAt = 0;
+    let postgresDownMs = 0;
     const faults = (async () => {
       await until('a quarter of the runs triggered', () => triggered >= runs / 4, 120_000);
       await stack.workers[0]!.kill();
@@ -118,6 +120,13 @@ describe('the cluster topology (real temporal-server and FerretDB on PostgreSQL,
       await until('half of the runs triggered', () => triggered >= runs / 2, 120_000);
       await stack.apis[1]!.stop();
       await stack.apis[1]!.start();
+      // Temporal's persistence and the store (FerretDB's backend) go away together, for 20 s.
+      await until('three quarters of the runs triggered', () => triggered >= (3 * runs) / 4, 180_000);
+      await stack.stopPostgres();
+      postgresStoppedAt = Date.now();
+      await new Promise((r) => setTimeout(r, 20_000));
+      await stack.startPostgres();
+      postgresDownMs = Date.now() - postgresStoppedAt;
     })();
     let turn = 0;
     await Promise.all(
@@ -131,6 +140,7 @@ describe('the cluster topology (real temporal-server and FerretDB on PostgreSQL,
       ),
     );
     await faults;
+    expect(postgresDownMs, 'PostgreSQL was stopped while runs were triggered').to.be.at.least(20_000);
 
     const closed = new Map<string, any>();
     await until(
@@ -168,11 +178,12 @@ describe('the cluster topology (real temporal-server and FerretDB on PostgreSQL,
 
 /** Triggers run `name` at API `turn` mod 2, then at the other while one refuses or answers 503, as a balancer would. */
 async function balancedTrigger(apiUrls: string[], signed: string, name: string, turn: number): Promise<ApiResponse> {
-  const deadline = Date.now() + 60_000;
+  // Long enough to outlast the PostgreSQL outage (20 s) and the recovery after it.
+  const deadline = Date.now() + 120_000;
   for (let i = turn; ; i++) {
     const res = await postSignedTo(via(signed, apiUrls[i % apiUrls.length]!), { text: name }, { 'run-id': name }).catch(() => undefined);
     if (res && res.status !== 503) return res;
-    if (Date.now() > deadline) throw new Error(`no API accepted ${name} within 60 s`);
+    if (Date.now() > deadline) throw new Error(`no API accepted ${name} within 120 s`);
     await new Promise((r) => setTimeout(r, 200));
   }
 }
