@@ -4,6 +4,7 @@ import { connectDb } from '../../src/store/connect';
 import { createSession } from '../../src/store/sessions';
 import { api, uniqueUser, type Api, type ApiResponse } from '../helpers/api';
 import { openaiText } from '../helpers/fake-provider';
+import { testEnv } from '../helpers/env';
 import { createTask, until } from '../helpers/runs';
 import { endedOnce } from '../faults/runs';
 import { clusterStack } from './harness';
@@ -99,7 +100,7 @@ describe('the cluster topology (real temporal-server and FerretDB on PostgreSQL,
   it(`ends each of ${RUNS} runs exactly once while a worker is SIGKILLed, an API restarted and PostgreSQL stopped for 20 s`, async function () {
     this.timeout(480_000);
     const stack = clusterStack();
-    const runs = Number(process.env.CLUSTER_RUNS ?? RUNS);
+    const runs = testEnv.clusterRuns ?? RUNS;
     // Answers take a while, so that runs are in flight when the faults come.
     stack.fake.script(() => ({ ...openaiText('ok'), delayMs: 200 + Math.floor(Math.random() * 800) }));
     const { user, apis } = await signedInOnBoth();
