@@ -1,56 +1,15 @@
 import { expect } from 'chai';
 import pLimit from 'p-limit';
-import { connectDb } from '../../src/store/connect';
-import { createSession } from '../../src/store/sessions';
-import { api, uniqueUser, type Api, type ApiResponse } from '../helpers/api';
+import type { Api, ApiResponse } from '../helpers/api';
 import { openaiText } from '../helpers/fake-provider';
 import { testEnv } from '../helpers/env';
 import { createTask, until } from '../helpers/runs';
 import { endedOnce } from '../faults/runs';
 import { clusterStack } from './harness';
+import { balanced, postSignedTo, signedInOnBoth, via } from './clients';
 
-/** How many runs the fault scenario triggers (CLUSTER_RUNS overrides, for a longer soak). */
-const RUNS = 500;
-
-/** A user with a session, and a client of each API for it. */
-async function signedInOnBoth(): Promise<{ user: string; apis: Api[] }> {
-  const { mongoUrl, apiUrls } = clusterStack();
-  const user = uniqueUser('cl');
-  const db = await connectDb(mongoUrl);
-  try {
-    const { id } = await createSession(db.models, user, 24);
-    return { user, apis: apiUrls.map((url) => api(id, url)) };
-  } finally {
-    await db.close();
-  }
-}
-
-/** The signed URL `url` as served by API `base` (each API's PUBLIC_URL is its own address). */
-const via = (url: string, base: string) => base + url.slice(new URL(url).origin.length);
-
-/**
- * A client behind a load balancer: each request to the next API in turn; a refused connection or a 503 is asked
- * again of the other, until `timeoutMs`.
- */
-function balanced(apis: Api[], timeoutMs = 120_000) {
-  let next = 0;
-  return async (call: (a: Api) => Promise<ApiResponse>): Promise<ApiResponse> => {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const a = apis[next++ % apis.length]!;
-      const res = await call(a).catch(() => undefined);
-      if (res && res.status !== 503) return res;
-      if (Date.now() > deadline) throw new Error(`no API answered within ${timeoutMs} ms (last: ${res?.status} ${res?.text})`);
-      await new Promise((r) => setTimeout(r, 200));
-    }
-  };
-}
-
-async function postSignedTo(url: string, body: unknown, headers: Record<string, string> = {}): Promise<ApiResponse> {
-  const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
-  const text = await res.text();
-  return { status: res.status, headers: res.headers, text, body: text ? JSON.parse(text) : undefined };
-}
+/** How many runs the fault scenario triggers (CLUSTER_RUNS overrides it). */
+const RUNS = testEnv.clusterRuns ?? 500;
 
 describe('the cluster topology (real temporal-server and FerretDB on PostgreSQL, two APIs, two workers)', () => {
   afterEach(() => clusterStack().fake.reset());
@@ -100,7 +59,7 @@ describe('the cluster topology (real temporal-server and FerretDB on PostgreSQL,
   it(`ends each of ${RUNS} runs exactly once while a worker is SIGKILLed, an API restarted and PostgreSQL stopped for 20 s`, async function () {
     this.timeout(480_000);
     const stack = clusterStack();
-    const runs = testEnv.clusterRuns ?? RUNS;
+    const runs = RUNS;
     // Answers take a while, so that runs are in flight when the faults come.
     stack.fake.script(() => ({ ...openaiText('ok'), delayMs: 200 + Math.floor(Math.random() * 800) }));
     const { user, apis } = await signedInOnBoth();

@@ -47,6 +47,9 @@ const SERVICE_SETTINGS = {
   RUN_RECORD_CACHE_MS: '2000',
   SESSION_CACHE_MS: '10000',
   RECONCILE_INTERVAL_MS: '5000',
+  // Retention on (far in the past), so that its Schedule exists: the suite checks it runs once per interval.
+  RUN_RETENTION_DAYS: '3650',
+  RETENTION_INTERVAL_MS: '5000',
   PROVIDER_TIMEOUT_MS: '15000',
   PROVIDER_HEARTBEAT_TIMEOUT_MS: '10000',
   PROVIDER_RETRY_INITIAL_MS: '200',
@@ -131,6 +134,7 @@ async function startCluster(): Promise<ClusterStack> {
     SIGNING_SECRET: crypto.randomBytes(32).toString('hex'),
     OPENAI_BASE_URL: fake.openaiBaseUrl,
     ANTHROPIC_BASE_URL: fake.anthropicBaseUrl,
+    OPENAI_API_KEY: `sk-operator-openai-${crypto.randomBytes(12).toString('hex')}`,
   };
   const workers = [1, 2].map((n) => managed(workerProcess(n, ports, env), (out) => waitFor(async () => out().includes(WORKER_READY), 'the worker', 120_000), 120_000, logDir));
   const apis = [1, 2].map((n) => {
