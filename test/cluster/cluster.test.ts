@@ -133,6 +133,9 @@ describe('the cluster topology (real temporal-server and FerretDB on PostgreSQL,
     }
     expect([...executions.keys()].sort()).to.deep.equal(names.map((n) => prefix + n));
     for (const [id, statuses] of executions) expect(statuses, id).to.deep.equal(['COMPLETED']);
+    // Found by our search attributes too (registered on the real server; SQL visibility answers the query).
+    const { count } = await stack.client.workflow.count(`Owner = "${user}" AND Profile = "default" AND Task = "load" AND Runner = "openai"`);
+    expect(count).to.equal(runs);
   });
 });
 
