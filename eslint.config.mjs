@@ -21,7 +21,7 @@ export default tseslint.config(
     },
   },
   {
-    files: ['src/config.ts', 'test/helpers/env.ts', 'src/cli/dev.ts', 'bench/**', 'scripts/**'],
+    files: ['src/config.ts', 'test/helpers/env.ts', 'src/cli/dev.ts', 'src/cli/cluster.ts', 'bench/**', 'scripts/**'],
     rules: { 'no-restricted-properties': 'off' },
   },
   {

@@ -3,9 +3,25 @@
 # the checkout, keyed by version, once. Prints the two binary paths as KEY=path lines on stdout (progress goes to
 # stderr). Honours TEMPORAL_CLI / FERRETDB_BIN (existing binaries) and TEMPORAL_ADDRESS / MONGO_URL (external
 # services: nothing to build for them).
+#
+# With --cluster it also readies what `npm run stack:cluster` runs (docs/deploy.md): the real Temporal server
+# (`temporal-server`) and its schema tool (`temporal-sql-tool`) built from go.temporal.io/server at the version
+# docker-compose.yml pins, the module's PostgreSQL v12 schema copied beside them, and PostgreSQL itself (found on PATH
+# or in Debian's /usr/lib/postgresql/<version>/bin, else installed with apt-get). Extra lines: TEMPORAL_SERVER_BIN,
+# TEMPORAL_SQL_TOOL, TEMPORAL_SCHEMA_DIR, POSTGRES_BIN_DIR.
 set -euo pipefail
 
+cluster=
+for arg in "$@"; do
+  case "$arg" in
+    --cluster) cluster=1 ;;
+    *) printf '[install-tools] unknown argument: %s (the only flag is --cluster)\n' "$arg" >&2; exit 2 ;;
+  esac
+done
+
 TEMPORAL_VERSION=1.5.1
+# The Temporal server docker-compose.yml runs (temporalio/auto-setup:<this>); the CLI above embeds the same server.
+TEMPORAL_SERVER_VERSION=1.29.1
 FERRETDB_VERSION=1.24.2
 # Our build of it carries three fixes (see build_ferretdb); the cache directory is named for them, so a build without
 # them from an older checkout is never picked up.
@@ -94,6 +110,62 @@ build_ferretdb() {
   echo "FERRETDB_BIN=$bin"
 }
 
+build_temporal_server() {
+  local dir="$CACHE_ROOT/temporal-server-$TEMPORAL_SERVER_VERSION"
+  if [ -x "$dir/temporal-server" ] && [ -x "$dir/temporal-sql-tool" ] && [ -d "$dir/schema/postgresql/v12/temporal" ]; then
+    say "Temporal server $TEMPORAL_SERVER_VERSION already built: $dir"
+  else
+    [ -z "${need_go:-}" ] || fail "step 'temporal-server': Go is not installed; install Go (>= 1.25)"
+    say "building temporal-server and temporal-sql-tool v$TEMPORAL_SERVER_VERSION from the Go module proxy (several minutes the first time)..."
+    mkdir -p "$dir"
+    local log="$dir/build.log" pkg
+    : >"$log"
+    for pkg in server tools/sql; do
+      say "  go install go.temporal.io/server/cmd/$pkg@v$TEMPORAL_SERVER_VERSION"
+      if ! GOBIN="$dir/.gobin" CGO_ENABLED=0 go install -ldflags='-s -w' \
+          "go.temporal.io/server/cmd/$pkg@v$TEMPORAL_SERVER_VERSION" >>"$log" 2>&1; then
+        tail -n 20 "$log" >&2
+        fail "step 'temporal-server': go install of cmd/$pkg failed (full log: $log)"
+      fi
+    done
+    local mod
+    mod=$(go mod download -json "go.temporal.io/server@v$TEMPORAL_SERVER_VERSION" 2>>"$log" | sed -n 's/.*"Dir": "\(.*\)".*/\1/p')
+    [ -n "$mod" ] && [ -d "$mod/schema/postgresql/v12" ] || fail "step 'temporal-server': the module's schema/postgresql/v12 was not found (log: $log)"
+    rm -rf "$dir/schema" && mkdir -p "$dir/schema/postgresql" && cp -r "$mod/schema/postgresql/v12" "$dir/schema/postgresql/" \
+      && chmod -R u+w "$dir/schema" || fail "step 'temporal-server': could not copy the schema into $dir"
+    mv "$dir/.gobin/sql" "$dir/temporal-sql-tool" && mv "$dir/.gobin/server" "$dir/temporal-server" \
+      || fail "step 'temporal-server': could not move the built binaries into $dir"
+    rmdir "$dir/.gobin" 2>/dev/null || true
+    say "Temporal server ready: $dir"
+  fi
+  echo "TEMPORAL_SERVER_BIN=$dir/temporal-server"
+  echo "TEMPORAL_SQL_TOOL=$dir/temporal-sql-tool"
+  echo "TEMPORAL_SCHEMA_DIR=$dir/schema/postgresql/v12"
+}
+
+# PostgreSQL's server binaries (initdb, postgres, pg_ctl): PATH, then Debian's layout, then apt-get.
+find_postgres() {
+  local found
+  found=$(command -v initdb 2>/dev/null || true)
+  if [ -z "$found" ]; then
+    found=$(ls -d /usr/lib/postgresql/*/bin/initdb 2>/dev/null | sort -V | tail -n 1 || true)
+  fi
+  if [ -z "$found" ]; then
+    command -v apt-get >/dev/null || fail "step 'postgresql': no initdb on PATH or in /usr/lib/postgresql, and no apt-get to install it"
+    say "installing PostgreSQL with apt-get (Debian's postgresql package)..."
+    { apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q postgresql; } >&2 \
+      || fail "step 'postgresql': apt-get install postgresql failed"
+    found=$(ls -d /usr/lib/postgresql/*/bin/initdb 2>/dev/null | sort -V | tail -n 1 || true)
+    [ -n "$found" ] || fail "step 'postgresql': installed, but no initdb under /usr/lib/postgresql/*/bin"
+  fi
+  # Through a symlink to the real directory, so postgres and pg_ctl are found beside it.
+  local bindir
+  bindir=$(dirname "$(readlink -f "$found")")
+  [ -x "$bindir/postgres" ] && [ -x "$bindir/pg_ctl" ] || fail "step 'postgresql': $bindir has initdb but not postgres and pg_ctl"
+  say "PostgreSQL: $("$bindir/postgres" --version) in $bindir"
+  echo "POSTGRES_BIN_DIR=$bindir"
+}
+
 if [ -n "${TEMPORAL_CLI:-}" ]; then
   [ -x "$TEMPORAL_CLI" ] || fail "TEMPORAL_CLI=$TEMPORAL_CLI is not an executable file"
   say "using TEMPORAL_CLI=$TEMPORAL_CLI"; echo "TEMPORAL_CLI=$TEMPORAL_CLI"
@@ -110,4 +182,9 @@ elif [ -n "${MONGO_URL:-}" ]; then
   say "MONGO_URL is set: no FerretDB needed"
 else
   build_ferretdb
+fi
+
+if [ -n "$cluster" ]; then
+  build_temporal_server
+  find_postgres
 fi

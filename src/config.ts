@@ -320,5 +320,36 @@ export function loadDevConfig(env: Record<string, string | undefined> = process.
   return parsed.data;
 }
 
-/** Every setting of the service, and those of `npm run dev`: docs/configuration.md lists each (a unit test checks). */
-export { schema as configSchema, devSchema as devConfigSchema };
+const clusterSchema = z.object({
+  /** Unset: FerretDB on the cluster's PostgreSQL. */
+  MONGO_URL: optionalString,
+  /** Secrets, the Temporal server's config and the logs. Unset: $XDG_DATA_HOME/prompt-task-runner/cluster. */
+  CLUSTER_DATA_DIR: optionalString,
+  /**
+   * PostgreSQL's data directory. Unset: <CLUSTER_DATA_DIR>/postgresql; when run as root (PostgreSQL then runs as the
+   * `postgres` user, who cannot enter root's home), under /var/lib/postgresql/prompt-task-runner/.
+   */
+  CLUSTER_PG_DATA: optionalString,
+  /**
+   * The first of the 16 consecutive loopback ports the cluster uses (docs/deploy.md lists which is which). At most
+   * 32752: Temporal's PostgreSQL schema keeps its services' membership ports in a smallint (the server exits at start
+   * with "out of range for type smallint" otherwise).
+   */
+  CLUSTER_BASE_PORT: port.refine((p) => p > 0 && p + 15 <= 32767, 'expected a port from 1 to 32752 (Temporal keeps membership ports in a smallint)').default(18000),
+  CLUSTER_APIS: z.coerce.number().int().min(1).max(2).default(2),
+  CLUSTER_WORKERS: z.coerce.number().int().min(1).max(2).default(2),
+  CLUSTER_USER: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/).default('dev'),
+  LOG_FORMAT: z.enum(['json', 'pretty']).optional(),
+  XDG_DATA_HOME: optionalString,
+});
+export type ClusterConfig = z.infer<typeof clusterSchema>;
+
+/** Settings of `npm run stack:cluster` (src/cli/cluster.ts). */
+export function loadClusterConfig(env: Record<string, string | undefined> = process.env): ClusterConfig {
+  const parsed = clusterSchema.safeParse(env);
+  if (!parsed.success) throw new ConfigError(parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`));
+  return parsed.data;
+}
+
+/** Every setting of the service, and those of `npm run dev` and `npm run stack:cluster`: docs/configuration.md lists each (a unit test checks). */
+export { schema as configSchema, devSchema as devConfigSchema, clusterSchema as clusterConfigSchema };

@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
 import net from 'node:net';
 
 /** Child processes of the dev stack: started in order, stopped together (Ctrl-C, or when any one dies). */
@@ -7,20 +8,25 @@ export class ProcessGroup {
   private stopping = false;
   onUnexpectedExit: (name: string, code: number | null) => void = () => undefined;
 
-  start(name: string, command: string, args: string[], options: { env?: NodeJS.ProcessEnv; quiet?: boolean } = {}) {
+  /** `logFile`: its stdout and stderr go there (appended), not to ours; the last of it is shown should it die. */
+  start(name: string, command: string, args: string[], options: { env?: NodeJS.ProcessEnv; quiet?: boolean; logFile?: string } = {}) {
+    const log = options.logFile ? fs.openSync(options.logFile, 'a', 0o600) : undefined;
     const child = spawn(command, args, {
       env: options.env,
-      stdio: ['ignore', options.quiet ? 'ignore' : 'inherit', 'pipe'],
+      stdio: ['ignore', log ?? (options.quiet ? 'ignore' : 'inherit'), 'pipe'],
       detached: false,
     });
+    if (log !== undefined) fs.closeSync(log);
+    const quiet = options.quiet || !!options.logFile;
     let tail = '';
     child.stderr?.on('data', (d: Buffer) => {
       tail = (tail + d.toString()).slice(-4000);
-      if (!options.quiet) process.stderr.write(d);
+      if (options.logFile) fs.appendFileSync(options.logFile, d);
+      else if (!quiet) process.stderr.write(d);
     });
     child.once('exit', (code) => {
       if (!this.stopping) {
-        if (options.quiet && tail) process.stderr.write(`--- last output of ${name} ---\n${tail}\n`);
+        if (quiet && tail) process.stderr.write(`--- last output of ${name} ---\n${tail}\n`);
         this.onUnexpectedExit(name, code);
       }
     });
@@ -78,6 +84,16 @@ export const portOpen = (port: number) =>
 export const ferretDbArgs = (options: { dir: string; port: number; logLevel?: 'warn' | 'error' }): string[] => [
   '--handler=sqlite',
   `--sqlite-url=file:${options.dir}/?_txlock=immediate&_pragma=synchronous(normal)`,
+  ...ferretDbCommonArgs(options),
+];
+
+/**
+ * FerretDB's arguments for its PostgreSQL backend (the cluster's: src/cli/cluster-topology.ts), on 127.0.0.1:`port`.
+ * The database's URL, which holds its password, is FERRETDB_POSTGRESQL_URL in FerretDB's environment.
+ */
+export const ferretDbPostgresArgs = (options: { port: number; logLevel?: 'warn' | 'error' }): string[] => ['--handler=postgresql', ...ferretDbCommonArgs(options)];
+
+const ferretDbCommonArgs = (options: { port: number; logLevel?: 'warn' | 'error' }): string[] => [
   `--listen-addr=127.0.0.1:${options.port}`,
   '--state-dir=-',
   '--debug-addr=-',

@@ -36,6 +36,8 @@ export const testEnv = {
   python: process.env.PTR_TEST_PYTHON ?? (fs.existsSync('.venv/bin/python') ? path.resolve('.venv/bin/python') : undefined),
   /** Chromium for the browser tests (test/console/): CHROMIUM (scripts/install-browser.sh prints it), or Debian's. */
   chromium: process.env.CHROMIUM ?? '/usr/lib/chromium/chromium',
+  /** How many runs the cluster suite's fault scenario triggers (test/cluster/; default there: 500). */
+  clusterRuns: process.env.CLUSTER_RUNS ? Number(process.env.CLUSTER_RUNS) : undefined,
 };
 
 /** The environment for a child process the tests start: this one's (PATH, HOME...) plus `extra`. */

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { expect } from 'chai';
 import type { z } from 'zod';
-import { configSchema, devConfigSchema } from '../../src/config';
+import { clusterConfigSchema, configSchema, devConfigSchema } from '../../src/config';
 
 const DOC = fs.readFileSync(path.join(__dirname, '../../docs/configuration.md'), 'utf8');
 
@@ -26,6 +26,7 @@ function rows(text: string): Map<string, { defaultCell: string }> {
 
 const service = rows(section('The service'));
 const dev = rows(section('`npm run dev`'));
+const cluster = rows(section('`npm run stack:cluster`'));
 
 describe('the configuration page (docs/configuration.md)', () => {
   it('lists every setting of the service that src/config.ts reads', () => {
@@ -36,6 +37,11 @@ describe('the configuration page (docs/configuration.md)', () => {
   it('lists every setting of npm run dev', () => {
     const missing = Object.keys(devConfigSchema.shape).filter((name) => !dev.has(name));
     expect(missing, 'settings of npm run dev missing from docs/configuration.md, "## `npm run dev`"').to.deep.equal([]);
+  });
+
+  it('lists every setting of npm run stack:cluster', () => {
+    const missing = Object.keys(clusterConfigSchema.shape).filter((name) => !cluster.has(name));
+    expect(missing, 'settings of npm run stack:cluster missing from docs/configuration.md, "## `npm run stack:cluster`"').to.deep.equal([]);
   });
 
   it('lists no setting of the service that src/config.ts does not read', () => {
@@ -57,6 +63,7 @@ describe('the configuration page (docs/configuration.md)', () => {
     };
     check(service, configSchema.shape);
     check(dev, devConfigSchema.shape);
+    check(cluster, clusterConfigSchema.shape);
     expect(wrong).to.deep.equal([]);
   });
 });

@@ -1,0 +1,43 @@
+import { expect } from 'chai';
+import { reconcileScheduleId, retentionScheduleId } from '../../src/temporal/ids';
+import type { Api } from '../helpers/api';
+import { createTask, until } from '../helpers/runs';
+import { clusterStack } from './harness';
+import { signedInOnBoth } from './clients';
+
+/** Temporal Schedules, with two workers and two APIs: each acts once per tick, whoever polls. */
+describe('schedules on the cluster topology', () => {
+  it('starts one run per tick of a task schedule, not one per process', async function () {
+    this.timeout(60_000);
+    const { apis } = await signedInOnBoth();
+    const [a1, a2] = apis as [Api, Api];
+    await createTask(a1, 'default', 'ticks');
+    const put = await a1.put('/api/tasks/~/default/ticks/schedules/tick', { every: '2s', payload: { text: 'tick' } });
+    expect(put.status, put.text).to.equal(201);
+    await new Promise((r) => setTimeout(r, 11_000));
+    const del = await a2.delete('/api/tasks/~/default/ticks/schedules/tick');
+    expect(del.status, del.text).to.equal(204);
+    const names = await until<string[]>('the scheduled runs to close', async () => {
+      const list = await a2.get('/api/runs/~/default/ticks?limit=100');
+      return list.status === 200 && list.body.every((r: { status: string }) => r.status === 'ready') && (list.body as Array<{ name: string }>).map((r) => r.name);
+    });
+    // `tick-<UTC time to the second>`: every 2 s, none twice, none missing between the first and the last.
+    const times = names.map((n) => Date.parse(n.replace(/^tick-(\d{4})(\d\d)(\d\d)T(\d\d)(\d\d)(\d\d)Z$/, '$1-$2-$3T$4:$5:$6Z'))).sort((x, y) => x - y);
+    expect(times.length, names.join(', ')).to.be.within(4, 6);
+    for (let i = 1; i < times.length; i++) expect(times[i]! - times[i - 1]!, names.join(', ')).to.equal(2_000);
+  });
+
+  it('has one reconciler and one retention Schedule, each acting once per interval', async () => {
+    const { client, env } = clusterStack();
+    for (const id of [reconcileScheduleId(env.TEMPORAL_TASK_QUEUE!), retentionScheduleId(env.TEMPORAL_TASK_QUEUE!)]) {
+      const { info } = await client.schedule.getHandle(id).describe();
+      const intervals = (Date.now() - info.createdAt.getTime()) / 5_000;
+      expect(info.numActionsTaken, id).to.be.at.most(Math.ceil(intervals) + 1);
+      expect(info.runningActions.length, id).to.be.at.most(1);
+    }
+    const ids: string[] = [];
+    for await (const s of client.schedule.list()) ids.push(s.scheduleId);
+    expect(ids.filter((id) => id.startsWith('reconcile-runs/'))).to.deep.equal([reconcileScheduleId(env.TEMPORAL_TASK_QUEUE!)]);
+    expect(ids.filter((id) => id.startsWith('retain-runs/'))).to.deep.equal([retentionScheduleId(env.TEMPORAL_TASK_QUEUE!)]);
+  });
+});
