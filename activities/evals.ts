@@ -12,6 +12,7 @@ import { findEval, setEvalStatus, type EvalItem, type EvalRecord } from '../src/
 import { findRun, runWorkflowId, type RunRecord } from '../src/store/runs';
 import { StoredContentMissing } from '../src/store/run-content';
 import { liveRunLifetimeMs } from '../src/runs/trigger';
+import { createRateLimits } from '../src/http/rate-limits';
 import type { ActivityDeps } from './deps';
 
 /** A replay's run _id (= its workflow id) from its eval and item. */
@@ -23,6 +24,8 @@ const SCORE_AT_ONCE = 8;
 /** The steps of an eval (workflows/eval.ts). Each is idempotent: a worker restarted mid-eval repeats none of its effects. */
 export function createEvalActivities(deps: Pick<ActivityDeps, 'db' | 'config' | 'logger' | 'temporal'>) {
   const { models } = deps.db;
+  // An eval's replays are triggers of their task like any other (TRIGGER_LIMIT_PER_MINUTE, counted with the API's).
+  const limits = createRateLimits(deps.db, deps.config);
   const replayDeps = { models, temporal: deps.temporal, config: deps.config, logger: deps.logger };
 
   return {
@@ -35,7 +38,9 @@ export function createEvalActivities(deps: Pick<ActivityDeps, 'db' | 'config' | 
      * Makes item `index`'s replay, named `<eval>.<variant>.<original>` (createReplay: a name used before answers with
      * that run, so a step repeated after a worker restart makes no second replay). Null when there is nothing to wait
      * for: the eval or the original is gone, or the replay cannot be made (its reason goes to the log and the item
-     * shows no run). A limit reached (live runs) is waited out through the retry policy.
+     * shows no run). Each replay counts as a trigger of the task (TRIGGER_LIMIT_PER_MINUTE, as `POST …/replays` does;
+     * given back when the replay was there already). A limit reached (triggers, live runs) is waited out through the
+     * retry policy.
      */
     async startEvalReplay(input: { evalId: string; index: number }): Promise<{ runId: string } | null> {
       const record = await findEval(models, input.evalId);
@@ -46,7 +51,12 @@ export function createEvalActivities(deps: Pick<ActivityDeps, 'db' | 'config' | 
       const variant = record.spec.variants.find((v) => v.name === item.variant);
       const { name: _name, ...overrides } = variant ?? { name: '' };
       try {
-        const made = await createReplay(replayDeps, { original: original as RunRecord, name: item.run, overrides, tools: record.spec.tools, eval: record.id });
+        const giveBack = await limits.trigger(String(original.task_id));
+        const made = await createReplay(replayDeps, { original: original as RunRecord, name: item.run, overrides, tools: record.spec.tools, eval: record.id }).catch(async (err: unknown) => {
+          await giveBack();
+          throw err;
+        });
+        if (!made.created) await giveBack();
         return { runId: runWorkflowId(made.identity) };
       } catch (err) {
         if (err instanceof RateLimited) {

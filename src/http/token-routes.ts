@@ -20,6 +20,8 @@ const A_SCHEDULES = '/api/profiles/:user/:profile/tasks/:task/schedules';
 const B_TASKS = '/api/tasks/:user';
 const B_RUNS = '/api/runs/:user/:profile/:task';
 const B_SCHEDULES = '/api/tasks/:user/:profile/:task/schedules';
+const A_EVALS = '/api/profiles/:user/:profile/tasks/:task/evals';
+const B_EVALS = '/api/tasks/:user/:profile/:task/evals';
 
 const route = (scope: TokenScope, profile: ProfileSource = 'path'): TokenRoute => ({ scope, profile });
 
@@ -46,6 +48,8 @@ export const TOKEN_ROUTES: ReadonlyMap<string, TokenRoute> = new Map([
   [`POST ${B_SCHEDULES}/:schedule/trigger`, route('runs:trigger')],
   [`POST ${A_RUNS}/:run/replays`, route('runs:trigger')],
   [`POST ${B_RUNS}/:run/replays`, route('runs:trigger')],
+  [`POST ${A_EVALS}`, route('runs:trigger')],
+  [`POST ${B_EVALS}`, route('runs:trigger')],
 
   [`GET ${A_RUNS}`, route('runs:read')],
   [`GET ${A_RUNS}/:run`, route('runs:read')],
@@ -55,6 +59,10 @@ export const TOKEN_ROUTES: ReadonlyMap<string, TokenRoute> = new Map([
   [`GET ${B_RUNS}/:run/events`, route('runs:read')],
   [`GET ${A_RUNS}/:run/diff`, route('runs:read')],
   [`GET ${B_RUNS}/:run/diff`, route('runs:read')],
+  [`GET ${A_EVALS}`, route('runs:read')],
+  [`GET ${A_EVALS}/:id`, route('runs:read')],
+  [`GET ${B_EVALS}`, route('runs:read')],
+  [`GET ${B_EVALS}/:id`, route('runs:read')],
   ['GET /api/approvals/:user', route('runs:read', 'filtered')],
 
   [`DELETE ${A_RUNS}/:run`, route('runs:control')],
@@ -65,6 +73,10 @@ export const TOKEN_ROUTES: ReadonlyMap<string, TokenRoute> = new Map([
   [`POST ${B_RUNS}/:run/cancel`, route('runs:control')],
   [`POST ${B_RUNS}/:run/approvals/:approval`, route('runs:control')],
   [`POST ${B_RUNS}/:run/inputs/:input`, route('runs:control')],
+  [`POST ${A_EVALS}/:id/cancel`, route('runs:control')],
+  [`DELETE ${A_EVALS}/:id`, route('runs:control')],
+  [`POST ${B_EVALS}/:id/cancel`, route('runs:control')],
+  [`DELETE ${B_EVALS}/:id`, route('runs:control')],
 ]);
 
 /** The route of TOKEN_ROUTES an OpenAPI operation (`/api/tasks/{user}`) describes, if any. */

@@ -169,3 +169,63 @@ describe('evals: replays of a task\'s runs under variants, checked and scored', 
     expect((await api.get(new URL(res.body.url).pathname)).status).to.equal(404);
   });
 });
+
+describe('evals: limits and access tokens', function () {
+  this.timeout(120_000);
+  // Two originals and an eval's two replays use this task's four triggers of the minute.
+  const limited = useOwnWorkerAndApi({ ...SETTINGS, TEMPORAL_TASK_QUEUE: `${SETTINGS.TEMPORAL_TASK_QUEUE}-limits`, TRIGGER_LIMIT_PER_MINUTE: '4' });
+  beforeEach(() => getStack().fake.script(model));
+
+  /** A client that sends `Authorization: Bearer <token>` and nothing else. */
+  const bearer = (token: string) => {
+    const plain = apiFor(undefined, limited.url);
+    const headers = { authorization: `Bearer ${token}` };
+    return { get: (p: string) => plain.get(p, { headers }), post: (p: string, b?: unknown) => plain.post(p, b, { headers }), delete: (p: string) => plain.delete(p, { headers }) };
+  };
+  const token = async (api: Api, name: string, scopes: string[]) => {
+    const res = await api.post('/api/tokens/~', { name, scopes });
+    expect(res.status, res.text).to.equal(201);
+    return bearer(res.body.token as string);
+  };
+
+  it("counts an eval's replays as triggers of the task, and lets tokens start, read, cancel and delete evals by scope", async () => {
+    const { sessionId } = await signedIn('evl');
+    const api = apiFor(sessionId, limited.url);
+    await createTask(api, 'default', 't', { prompt: 'city {{ n }}' });
+    const url = await signedUrl(api, 'default', 't');
+    for (const n of [0, 1]) {
+      const res = await postSigned(url, { n }, { 'run-id': `r${n}` });
+      expect(res.status, res.text).to.equal(201);
+      expect((await waitForRun(api, res.body.url)).status).to.equal('ready');
+    }
+
+    const reader = await token(api, 'reader', ['runs:read']);
+    const denied = await reader.post('/api/profiles/~/default/tasks/t/evals', { runs: { last: 2 }, variants: [{ name: 'a' }] });
+    expect(denied.status, denied.text).to.equal(403);
+    expect(denied.body.error.message).to.match(/"runs:trigger"/);
+
+    const starter = await token(api, 'starter', ['runs:trigger', 'runs:read']);
+    const made = await starter.post('/api/profiles/~/default/tasks/t/evals', { runs: { last: 2 }, variants: [{ name: 'a' }], concurrency: 1 });
+    expect(made.status, made.text).to.equal(201);
+    const evalPath = `/api/tasks/~/default/t/evals/${made.body.id}`;
+    const done = await until('the eval to end', async () => {
+      const res = await reader.get(evalPath);
+      expect(res.status, res.text).to.equal(200);
+      return ['ready', 'error', 'cancelled'].includes(res.body.status) ? res.body : undefined;
+    }, 60_000);
+    expect(done.status, JSON.stringify(done)).to.equal('ready');
+    expect(done.scorecard[0].runs).to.deep.equal({ done: 2, total: 2 });
+    expect((await reader.get('/api/profiles/~/default/tasks/t/evals')).body.map((e: { id: string }) => e.id)).to.deep.equal([made.body.id]);
+
+    // Two originals and two replays: the minute's fifth trigger of the task is refused.
+    const fifth = await postSigned(url, { n: 2 }, { 'run-id': 'r2' });
+    expect(fifth.status, fifth.text).to.equal(429);
+    expect(fifth.body.error.code).to.equal('trigger_limit');
+
+    expect((await starter.delete(evalPath)).status).to.equal(403);
+    const control = await token(api, 'control', ['runs:control']);
+    expect((await control.post(`${evalPath}/cancel`)).status).to.equal(409); // it has ended
+    expect((await control.delete(evalPath)).status).to.equal(204);
+    expect((await reader.get(evalPath)).status).to.equal(404);
+  });
+});
