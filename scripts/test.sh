@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# The whole test suite, as CI runs it: tools (built once per machine, Node 24 among them, and Debian's Chromium for the
-# browser tests), the Python client's virtual environment, type check, lint, the unit tests under Node 20 (this node)
-# and Node 24, then mocha against the real stack and the fault suite. Each phase prints its time
+# The whole test suite, as CI runs it: tools (built once per machine, Node 24 among them, the cluster's Temporal server
+# and PostgreSQL, and Debian's Chromium for the browser tests), the Python client's virtual environment, type check,
+# lint, the unit tests under Node 20 (this node) and Node 24, then mocha against the real stack, the fault suite and the
+# cluster suite (docs/deploy.md). Each phase prints its time
 # ("[phase] <name>: N s"). With arguments, only mocha with them (e.g. one test file), under this node.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -10,7 +11,7 @@ phase_start=$SECONDS
 phase_done() { echo "[phase] $1: $((SECONDS - phase_start)) s"; phase_start=$SECONDS; }
 
 # On their own lines: a failure inside `eval "$(...)"` would not stop the script.
-tools=$(bash scripts/install-tools.sh)
+tools=$(bash scripts/install-tools.sh --cluster)
 node24=$(bash scripts/install-node.sh)
 browser=$(bash scripts/install-browser.sh)
 # Only KEY=path lines: an empty one would make a bare `export`, which prints the whole environment.
@@ -63,7 +64,8 @@ else
   # Node 24 runs mocha's own script: `npx` would start mocha under the node on PATH.
   run_mocha 'unit (Node 24)' "$NODE24" node_modules/.bin/mocha "$UNIT"
   phase_done 'unit (Node 24)'
-  run_mocha 'main suite' npx mocha 'test/**/*.test.ts' --ignore "$UNIT"
+  # test/cluster has its own harness and configuration (the cluster suite, below).
+  run_mocha 'main suite' npx mocha 'test/**/*.test.ts' --ignore "$UNIT" --ignore 'test/cluster/**'
   phase_done 'main suite'
 fi
 # A plain closing line that any CI reads, whatever the runner: "N passed, N failed", every mocha run above together.
@@ -79,6 +81,9 @@ if [ $# -eq 0 ]; then
   echo "fault suite: $([ "$faults_status" -eq 0 ] && echo passed || echo failed) (test-results/faults-summary.json)"
   if [ "$status" -eq 0 ]; then status=$faults_status; fi
   phase_done 'fault suite'
+  # The production topology (PostgreSQL, temporal-server, FerretDB on PostgreSQL, two APIs and two workers).
+  run_mocha 'cluster suite' npx mocha --config test/cluster/.mocharc.json
+  phase_done 'cluster suite'
 fi
 if [ -s "$failures" ]; then
   echo "[test] failures (as reported above, again here at the end):"

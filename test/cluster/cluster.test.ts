@@ -125,11 +125,20 @@ describe('the cluster topology (real temporal-server and FerretDB on PostgreSQL,
     const list = await send((a) => a.get('/api/runs/~/default/load?limit=1000'));
     expect(list.body.map((r: { name: string }) => r.name).sort()).to.deep.equal(names);
 
-    // One workflow per run, each completed once: Temporal's SQL visibility on PostgreSQL agrees with the store.
-    const executions = new Map<string, string[]>();
+    // One workflow per run, each completed once: Temporal's SQL visibility on PostgreSQL agrees with the store. A run
+    // is ready in the store a moment before its workflow completes, and visibility follows the workflow a moment later.
     const prefix = `run/${user}/default/load/`;
-    for await (const wf of stack.client.workflow.list({ query: `WorkflowId STARTS_WITH "${prefix}"` })) {
-      executions.set(wf.workflowId, [...(executions.get(wf.workflowId) ?? []), wf.status.name]);
+    const listExecutions = async () => {
+      const found = new Map<string, string[]>();
+      for await (const wf of stack.client.workflow.list({ query: `WorkflowId STARTS_WITH "${prefix}"` })) {
+        found.set(wf.workflowId, [...(found.get(wf.workflowId) ?? []), wf.status.name]);
+      }
+      return found;
+    };
+    let executions = await listExecutions();
+    for (const deadline = Date.now() + 60_000; Date.now() < deadline && [...executions.values()].some((s) => s.join() !== 'COMPLETED'); ) {
+      await new Promise((r) => setTimeout(r, 1_000));
+      executions = await listExecutions();
     }
     expect([...executions.keys()].sort()).to.deep.equal(names.map((n) => prefix + n));
     for (const [id, statuses] of executions) expect(statuses, id).to.deep.equal(['COMPLETED']);
