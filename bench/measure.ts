@@ -85,6 +85,33 @@ export function cpuSeconds(pid: number): number {
   }
 }
 
+/**
+ * CPU seconds used by process `pid` and its children: the live ones' own, and what the exited ones used (its
+ * cutime and cstime). For PostgreSQL, whose postmaster forks a backend per connection.
+ */
+export function treeCpuSeconds(pid: number): number {
+  try {
+    const fields = (p: number | string) => {
+      const stat = fs.readFileSync(`/proc/${p}/stat`, 'utf8');
+      return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    };
+    const own = fields(pid);
+    let ticks = Number(own[11]) + Number(own[12]) + Number(own[13]) + Number(own[14]);
+    for (const entry of fs.readdirSync('/proc')) {
+      if (!/^\d+$/.test(entry)) continue;
+      try {
+        const f = fields(entry);
+        if (Number(f[1]) === pid) ticks += Number(f[11]) + Number(f[12]);
+      } catch {
+        // gone in between
+      }
+    }
+    return ticks / 100;
+  } catch {
+    return NaN;
+  }
+}
+
 /** This process's direct children by command name (the Temporal dev server is started by the testing library). */
 export function childPids(): Array<{ pid: number; comm: string }> {
   const out: Array<{ pid: number; comm: string }> = [];

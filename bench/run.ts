@@ -13,7 +13,8 @@ import { installTemporalRuntime } from '../src/temporal/runtime';
 import { createSession } from '../src/store/sessions';
 import { runWorkflowId } from '../src/temporal/ids';
 import { lastUserText, openaiText, type Responder } from '../test/helpers/fake-provider';
-import { childPids, cpuSeconds, get, hammer, inFlight, percentile, round } from './measure';
+import { childPids, cpuSeconds, get, hammer, inFlight, percentile, round, treeCpuSeconds } from './measure';
+import { runningPid } from '../src/cli/cluster-postgres';
 import { startBenchStack, startChild } from './stack';
 import { parseArgs } from './args';
 import { benchScale, printScale } from './scale';
@@ -48,13 +49,14 @@ const args = parseArgs(process.argv.slice(2));
 const chosen = args.parts;
 for (const name of chosen) if (!(PARTS as readonly string[]).includes(name)) throw new Error(`unknown part "${name}"; the parts are ${PARTS.join(', ')}`);
 const profileDir = args.switches.has('--profile') ? path.join(os.tmpdir(), `ptr-bench-profiles-${process.pid}`) : undefined;
-const temporalStore = args.switches.has('--temporal-memory') ? 'memory' : 'file';
+const temporalStore = args.switches.has('--cluster') ? 'cluster' : args.switches.has('--temporal-memory') ? 'memory' : 'file';
 const wanted = (part: (typeof PARTS)[number]) => chosen.length === 0 || chosen.includes(part);
 /** The memory part's heap snapshots of the API (kept: open them in Chrome DevTools). */
 const heapSnapshotDir = wanted('memory') ? fs.mkdtempSync(path.join(os.tmpdir(), 'ptr-bench-heap-')) : undefined;
 
 async function main() {
-  log(`starting the stack (Temporal dev server with its database in ${temporalStore === 'file' ? 'a file' : 'memory'}, FerretDB, API and worker processes)...`);
+  const servers = { file: 'Temporal dev server with its database in a file, FerretDB on SQLite', memory: 'Temporal dev server with its database in memory, FerretDB on SQLite', cluster: 'the cluster topology: temporal-server and FerretDB on PostgreSQL' }[temporalStore];
+  log(`starting the stack (${servers}; one API and one worker process)...`);
   installTemporalRuntime(createLogger({ level: 'warn', name: 'bench' }));
   const s = await startBenchStack({ profileDir, heapSnapshotDir, env: wanted('mcp') ? MCP_BENCH_ENV : undefined, temporalStore });
   try {
@@ -120,8 +122,12 @@ async function measure(s: Awaited<ReturnType<typeof startBenchStack>>) {
     return pid;
   };
   const pids: Record<string, number> = { api: s.apiPid, worker: s.workerPid, ferretdb: childPid('ferretdb'), temporal: childPid('temporal') };
+  // On the cluster, PostgreSQL too: its postmaster and every backend (not the bench's children: pg_ctl detaches it).
+  const postmaster = s.postgresDataDir ? runningPid(s.postgresDataDir) : undefined;
+  if (s.postgresDataDir && !postmaster) throw new Error(`no PostgreSQL running on ${s.postgresDataDir}`);
+  if (postmaster) pids.postgres = postmaster;
   /** CPU seconds each process of the stack has used so far. */
-  const cpuNow = () => Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, cpuSeconds(pid)]));
+  const cpuNow = () => Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, pid === postmaster ? treeCpuSeconds(pid) : cpuSeconds(pid)]));
   /** CPU each process used while `work` ran, in ms per completed item (where a run's cost goes). */
   const cpuPerItem = async <T>(items: number, work: () => Promise<T>): Promise<{ result: T; cpuMsPerItem: Record<string, number> }> => {
     const before = cpuNow();
@@ -354,7 +360,8 @@ function printTable(r: any, file: string) {
   }
   const widths = [0, 1, 2, 3].map((i) => Math.max(...rows.map((row) => row[i]!.length), ['figure', 'ours', 'baseline', 'target'][i]!.length));
   const line = (cells: string[]) => `| ${cells.map((c, i) => c.padEnd(widths[i]!)).join(' | ')} |`;
-  console.log(`\nMachine: ${r.machine}; Temporal dev server's database in ${r.temporal_store === 'file' ? 'a file (as npm run dev)' : 'memory (--temporal-memory)'}\n`);
+  const where = { file: "Temporal dev server's database in a file (as npm run dev)", memory: "Temporal dev server's database in memory (--temporal-memory)", cluster: 'the cluster topology (--cluster: temporal-server and FerretDB on PostgreSQL)' }[r.temporal_store as string];
+  console.log(`\nMachine: ${r.machine}; ${where}\n`);
   // Only the long or slow part chosen: each prints a table of its own.
   if (rows.length > 0) {
     console.log(line(['figure', 'ours', 'baseline', 'target']));

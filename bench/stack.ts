@@ -3,6 +3,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { Client, Connection } from '@temporalio/client';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { SEARCH_ATTRIBUTES } from '../src/temporal/search-attributes';
@@ -11,6 +12,7 @@ import { testEnv } from '../test/helpers/env';
 import { startFerretDb } from '../test/helpers/ferretdb';
 import { startFakeProvider, type Responder } from '../test/helpers/fake-provider';
 import { freePort, waitForPort } from '../test/helpers/net';
+import { startClusterServers } from '../test/cluster/servers';
 import { createBaselineActivities } from './baseline/activities';
 
 const root = path.resolve(__dirname, '..');
@@ -47,24 +49,37 @@ export interface PartDeps {
  * `--db-filename`), here in a temporary directory deleted when the stack stops; `memory`, in memory (faster, but
  * what nobody runs).
  */
-export type TemporalStore = 'file' | 'memory';
+export type TemporalStore = 'file' | 'memory' | 'cluster';
 
 /**
- * The dev stack with an instant fake provider: Temporal dev server, FerretDB, API and worker as processes.
- * `heapSnapshotDir`: the API writes a V8 heap snapshot there on SIGUSR2. `env`: more settings for the API and the
- * worker (the mcp part's MCP_ALLOWLIST). `temporalStore`: `file` unless told.
+ * The Temporal server and the store the bench's API and worker use: the dev server and FerretDB on SQLite, or
+ * (`cluster`) the cluster topology's servers (test/cluster/servers.ts: temporal-server and FerretDB on PostgreSQL).
  */
-export async function startBenchStack(options: { profileDir?: string; heapSnapshotDir?: string; env?: Record<string, string>; temporalStore?: TemporalStore } = {}) {
-  if (!testEnv.temporalCli || !testEnv.ferretdbBin) throw new Error('run scripts/install-tools.sh first (npm run tools)');
-  const temporalStore = options.temporalStore ?? 'file';
-  const fake = await startFakeProvider();
-  const ferret = await startFerretDb(testEnv.ferretdbBin);
+async function startServers(temporalStore: TemporalStore) {
+  if (temporalStore === 'cluster') {
+    const logDir = fs.mkdtempSync(path.join(os.tmpdir(), 'ptr-bench-cluster-logs-'));
+    process.stderr.write(`[bench] the cluster's servers log to ${logDir}\n`);
+    const servers = await startClusterServers({ logDir, logLevel: 'error' });
+    const connection = await Connection.connect({ address: servers.temporalAddress });
+    return {
+      mongoUrl: servers.mongoUrl('bench'),
+      temporalAddress: servers.temporalAddress,
+      client: new Client({ connection, namespace: 'default' }),
+      temporalMetricsPort: servers.ports.temporalMetrics,
+      postgresDataDir: servers.postgres.dataDir,
+      async stop() {
+        await connection.close();
+        await servers.stop();
+      },
+    };
+  }
+  const ferret = await startFerretDb(testEnv.ferretdbBin!);
   const temporalDir = temporalStore === 'file' ? fs.mkdtempSync(path.join(os.tmpdir(), 'ptr-bench-temporal-')) : undefined;
   // The server's Prometheus metrics (requests and persistence operations by kind) on a port the bench knows.
   const temporalMetricsPort = await freePort();
   const temporal = await TestWorkflowEnvironment.createLocal({
     server: {
-      executable: { type: 'existing-path', path: testEnv.temporalCli },
+      executable: { type: 'existing-path', path: testEnv.temporalCli! },
       ip: '127.0.0.1',
       dbFilename: temporalDir && path.join(temporalDir, 'temporal.db'),
       searchAttributes: SEARCH_ATTRIBUTES,
@@ -73,13 +88,37 @@ export async function startBenchStack(options: { profileDir?: string; heapSnapsh
       extraArgs: [...devServerDynamicConfigFlags(), ...(temporalDir ? devServerSqliteFlags() : []), '--log-level', 'error', '--metrics-port', String(temporalMetricsPort)],
     },
   });
+  return {
+    mongoUrl: `${ferret.url}bench`,
+    temporalAddress: temporal.connection.options.address,
+    client: temporal.client,
+    temporalMetricsPort,
+    postgresDataDir: undefined,
+    async stop() {
+      await temporal.teardown();
+      if (temporalDir) fs.rmSync(temporalDir, { recursive: true, force: true });
+      await ferret.stop();
+    },
+  };
+}
+
+/**
+ * The dev stack with an instant fake provider: Temporal dev server, FerretDB, API and worker as processes.
+ * `heapSnapshotDir`: the API writes a V8 heap snapshot there on SIGUSR2. `env`: more settings for the API and the
+ * worker (the mcp part's MCP_ALLOWLIST). `temporalStore`: `file` unless told (`cluster`: the cluster topology's servers instead of the dev server and FerretDB on SQLite).
+ */
+export async function startBenchStack(options: { profileDir?: string; heapSnapshotDir?: string; env?: Record<string, string>; temporalStore?: TemporalStore } = {}) {
+  if (!testEnv.temporalCli || !testEnv.ferretdbBin) throw new Error('run scripts/install-tools.sh first (npm run tools)');
+  const temporalStore = options.temporalStore ?? 'file';
+  const fake = await startFakeProvider();
+  const servers = await startServers(temporalStore);
   const port = await freePort();
   const env: Record<string, string> = {
     NODE_ENV: 'production',
     LOG_LEVEL: 'warn',
     PORT: String(port),
-    MONGO_URL: `${ferret.url}bench`,
-    TEMPORAL_ADDRESS: temporal.connection.options.address,
+    MONGO_URL: servers.mongoUrl,
+    TEMPORAL_ADDRESS: servers.temporalAddress,
     TEMPORAL_TASK_QUEUE: 'bench',
     MASTER_KEY: `bench:${crypto.randomBytes(32).toString('base64')}`,
     SIGNING_SECRET: crypto.randomBytes(32).toString('hex'),
@@ -118,8 +157,10 @@ export async function startBenchStack(options: { profileDir?: string; heapSnapsh
     apiUrl: `http://127.0.0.1:${port}`,
     fake,
     temporalStore,
-    client: temporal.client,
-    temporalMetricsUrl: `http://127.0.0.1:${temporalMetricsPort}/metrics`,
+    client: servers.client,
+    temporalMetricsUrl: `http://127.0.0.1:${servers.temporalMetricsPort}/metrics`,
+    /** The cluster's PostgreSQL data directory (its postmaster's pid is in it); undefined on the dev server. */
+    postgresDataDir: servers.postgresDataDir,
     workerMetricsUrl: `http://127.0.0.1:${workerHttpPort}/metrics`,
     heapSnapshotDir: options.heapSnapshotDir,
     apiPid: api.pid!,
@@ -130,9 +171,7 @@ export async function startBenchStack(options: { profileDir?: string; heapSnapsh
       await connection.close();
       for (const c of [api, worker]) c.kill('SIGTERM');
       await Promise.all([api, worker].map((c) => new Promise((r) => (c.exitCode !== null ? r(null) : c.once('exit', r)))));
-      await temporal.teardown();
-      if (temporalDir) fs.rmSync(temporalDir, { recursive: true, force: true });
-      await ferret.stop();
+      await servers.stop();
       await fake.close();
     },
   };

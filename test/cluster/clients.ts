@@ -4,13 +4,13 @@ import { api, uniqueUser, type Api, type ApiResponse } from '../helpers/api';
 import { clusterStack } from './harness';
 
 /** A user with a session, and a client of each API for it. */
-export async function signedInOnBoth(): Promise<{ user: string; apis: Api[] }> {
+export async function signedInOnBoth(): Promise<{ user: string; sessionId: string; apis: Api[] }> {
   const { mongoUrl, apiUrls } = clusterStack();
   const user = uniqueUser('cl');
   const db = await connectDb(mongoUrl);
   try {
     const { id } = await createSession(db.models, user, 24);
-    return { user, apis: apiUrls.map((url) => api(id, url)) };
+    return { user, sessionId: id, apis: apiUrls.map((url) => api(id, url)) };
   } finally {
     await db.close();
   }

@@ -1,19 +1,15 @@
-import { execFile } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { Client, Connection } from '@temporalio/client';
-import { assertPortFree, waitFor } from '../../src/cli/dev-processes';
-import { initPostgres, startPostgres, stopPostgres, type PostgresOptions } from '../../src/cli/cluster-postgres';
-import { createDatabase, registerNamespace, serverArgs, setUpSchemas, writeServerConfig, type TemporalServerTools } from '../../src/cli/cluster-temporal';
-import {
-  apiProcess, clusterPorts, FERRETDB_DB, ferretDbProcess, POSTGRES_USER, workerProcess, type ClusterPorts, type ClusterProcess,
-} from '../../src/cli/cluster-topology';
+import { reconcileScheduleId, retentionScheduleId } from '../../src/temporal/ids';
+import { waitFor } from '../../src/cli/dev-processes';
+import { type PostgresOptions, startPostgres, stopPostgres } from '../../src/cli/cluster-postgres';
+import { apiProcess, workerProcess, type ClusterPorts } from '../../src/cli/cluster-topology';
 import { startFakeProvider, type FakeProvider } from '../helpers/fake-provider';
-import { ManagedProcess, WORKER_READY, type ProcessSpec } from '../helpers/managed-process';
-import { waitForPort } from '../helpers/net';
+import { ManagedProcess, WORKER_READY } from '../helpers/managed-process';
+import { freePort } from '../helpers/net';
+import { managed, startClusterServers } from './servers';
 
 /**
  * The cluster suite's topology, started once: what `npm run stack:cluster` runs (src/cli/cluster-*.ts), from the same
@@ -37,6 +33,11 @@ export interface ClusterStack {
   /** Stops PostgreSQL (cleanly: `pg_ctl -m fast`), as a database that goes away does; `startPostgres` brings it back. */
   stopPostgres(): Promise<void>;
   startPostgres(): Promise<void>;
+  /**
+   * One more API and worker on the cluster's Temporal and store, with `settings` over the suite's and a task queue of
+   * their own (so their settings touch no other test's runs); `stop` ends both and removes their queue's Schedules.
+   */
+  startPair(name: string, settings: Record<string, string>): Promise<{ url: string; stop(): Promise<void> }>;
 }
 
 /** The service's settings in the suite: short retries, so that faults show and pass within seconds (as the fault suite's). */
@@ -68,64 +69,24 @@ export function clusterStack(): ClusterStack {
   return stack;
 }
 
-async function installTools(): Promise<TemporalServerTools & { POSTGRES_BIN_DIR: string; FERRETDB_BIN: string }> {
-  const { stdout } = await promisify(execFile)('bash', ['scripts/install-tools.sh', '--cluster'], { maxBuffer: 1 << 20 });
-  return Object.fromEntries(stdout.trim().split('\n').filter((l) => l.includes('=')).map((l) => l.split('=', 2))) as never;
-}
-
-/** A block of 16 free loopback ports (the topology's layout), found by trying random ones. */
-async function freeBlock(): Promise<number> {
-  for (let attempt = 0; attempt < 50; attempt++) {
-    // Below 32768: Temporal's PostgreSQL schema keeps membership ports in a smallint.
-    const base = 20_000 + 16 * Math.floor(Math.random() * 750);
-    const ports = Object.values(clusterPorts(base));
-    if ((await Promise.all(ports.map((p) => assertPortFree(p, '', '').then(() => true, () => false)))).every(Boolean)) return base;
-  }
-  throw new Error('no block of 16 free ports found');
-}
-
-const managed = (p: ClusterProcess, ready: ProcessSpec['ready'], readyTimeoutMs: number, logDir: string) =>
-  new ManagedProcess(p.name, { command: p.command, args: p.args, env: p.env, ready, readyTimeoutMs }, logDir);
-
 async function startCluster(): Promise<ClusterStack> {
-  const tools = await installTools();
   const logDir = path.resolve('test-results', 'cluster', 'logs');
   fs.rmSync(logDir, { recursive: true, force: true });
   fs.mkdirSync(logDir, { recursive: true });
-  // Enterable by the `postgres` user (PostgreSQL's data directory is inside), listable by no one else.
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'ptr-cluster-'));
-  fs.chmodSync(dataDir, 0o711);
-  cleanup.push(async () => {
-    if (!failed) fs.rmSync(dataDir, { recursive: true, force: true });
-    else console.error(`cluster data kept for inspection: ${dataDir}`);
-  });
-  const ports = clusterPorts(await freeBlock());
-  const password = crypto.randomBytes(24).toString('hex');
-  const postgres: PostgresOptions = { binDir: tools.POSTGRES_BIN_DIR, dataDir: path.join(dataDir, 'postgresql'), port: ports.postgres, user: POSTGRES_USER, password };
-  await initPostgres(postgres);
-  await startPostgres(postgres);
-  cleanup.unshift(() => stopPostgres(postgres));
-  const sql = { port: ports.postgres, user: POSTGRES_USER, password };
-  await setUpSchemas(tools, sql, () => undefined);
-  await createDatabase(tools, sql, FERRETDB_DB);
-
-  const temporalAddress = `127.0.0.1:${ports.temporal}`;
-  const configDir = path.join(dataDir, 'temporal');
-  writeServerConfig(configDir, { ports, sql, logLevel: 'warn' });
-  const temporal = managed({ name: 'temporal-server', command: tools.TEMPORAL_SERVER_BIN, args: serverArgs(configDir), env: {} }, () => registerNamespace(temporalAddress, 'default'), 180_000, logDir);
-  const ferretdb = managed(ferretDbProcess(tools.FERRETDB_BIN, ports, password, 'warn'), () => waitForPort(ports.mongo, 30_000), 30_000, logDir);
-  const processes: ManagedProcess[] = [temporal, ferretdb];
+  const servers = await startClusterServers({ logDir });
+  cleanup.unshift(() => servers.stop(failed).then(() => failed && console.error(`cluster data kept for inspection: ${servers.dataDir}`)));
+  const { ports, postgres, temporal, ferretdb, temporalAddress } = servers;
+  const processes: ManagedProcess[] = [];
   const killAll = () => processes.forEach((p) => p.killNow());
   process.once('exit', killAll);
   cleanup.unshift(async () => {
     for (const p of [...processes].reverse()) await p.stop().catch(() => undefined);
     process.off('exit', killAll);
   });
-  await Promise.all([temporal.start(), ferretdb.start()]);
 
   const fake = await startFakeProvider();
   cleanup.unshift(() => fake.close());
-  const mongoUrl = `mongodb://127.0.0.1:${ports.mongo}/cluster`;
+  const mongoUrl = servers.mongoUrl('cluster');
   const env: Record<string, string> = {
     ...SERVICE_SETTINGS,
     MONGO_URL: mongoUrl,
@@ -164,6 +125,25 @@ async function startCluster(): Promise<ClusterStack> {
     client,
     stopPostgres: () => stopPostgres(postgres),
     startPostgres: () => startPostgres(postgres),
+    async startPair(name, settings) {
+      const pairEnv = { ...env, TEMPORAL_TASK_QUEUE: `cluster-${name}`, ...settings };
+      const pairPorts = { ...ports, api1: await freePort(), workerHttp1: await freePort() };
+      const worker = managed({ ...workerProcess(1, pairPorts, pairEnv), name: `worker-${name}` }, (out) => waitFor(async () => out().includes(WORKER_READY), 'the worker', 120_000), 120_000, logDir);
+      const apiSpec = { ...apiProcess(1, pairPorts, pairEnv), name: `api-${name}` };
+      const api = managed(apiSpec, () => waitFor(async () => (await fetch(`${apiSpec.env.PUBLIC_URL}/healthz`)).ok, 'the API', 90_000), 90_000, logDir);
+      processes.push(worker, api);
+      await Promise.all([worker.start(), api.start()]);
+      return {
+        url: apiSpec.env.PUBLIC_URL!,
+        async stop() {
+          await api.stop();
+          await worker.stop();
+          for (const id of [reconcileScheduleId(pairEnv.TEMPORAL_TASK_QUEUE), retentionScheduleId(pairEnv.TEMPORAL_TASK_QUEUE)]) {
+            await client.schedule.getHandle(id).delete().catch(() => undefined);
+          }
+        },
+      };
+    },
   };
 }
 
