@@ -7,8 +7,10 @@
 # With --cluster it also readies what `npm run stack:cluster` runs (docs/deploy.md): the real Temporal server
 # (`temporal-server`) and its schema tool (`temporal-sql-tool`) built from go.temporal.io/server at the version
 # docker-compose.yml pins, the module's PostgreSQL v12 schema copied beside them, and PostgreSQL itself (found on PATH
-# or in Debian's /usr/lib/postgresql/<version>/bin, else installed with apt-get). Extra lines: TEMPORAL_SERVER_BIN,
-# TEMPORAL_SQL_TOOL, TEMPORAL_SCHEMA_DIR, POSTGRES_BIN_DIR.
+# or in Debian's /usr/lib/postgresql/<version>/bin, else installed with apt-get), and the Temporal Web UI's server
+# (`ui-server`, github.com/temporalio/ui-server/v2 at the version docker-compose.yml's temporalio/ui pins, its assets
+# embedded). Extra lines: TEMPORAL_SERVER_BIN, TEMPORAL_SQL_TOOL, TEMPORAL_SCHEMA_DIR, POSTGRES_BIN_DIR,
+# TEMPORAL_UI_SERVER_BIN.
 set -euo pipefail
 
 cluster=
@@ -22,6 +24,8 @@ done
 TEMPORAL_VERSION=1.5.1
 # The Temporal server docker-compose.yml runs (temporalio/auto-setup:<this>); the CLI above embeds the same server.
 TEMPORAL_SERVER_VERSION=1.29.1
+# The Web UI docker-compose.yml runs (temporalio/ui:<this>), the same the CLI above embeds.
+TEMPORAL_UI_VERSION=2.42.1
 FERRETDB_VERSION=1.24.2
 # Our build of it carries three fixes (see build_ferretdb); the cache directory is named for them, so a build without
 # them from an older checkout is never picked up.
@@ -143,6 +147,27 @@ build_temporal_server() {
   echo "TEMPORAL_SCHEMA_DIR=$dir/schema/postgresql/v12"
 }
 
+build_temporal_ui() {
+  local dir="$CACHE_ROOT/temporal-ui-server-$TEMPORAL_UI_VERSION"
+  if [ -x "$dir/ui-server" ]; then
+    say "Temporal Web UI server $TEMPORAL_UI_VERSION already built: $dir/ui-server"
+  else
+    [ -z "${need_go:-}" ] || fail "step 'temporal-ui': Go is not installed; install Go (>= 1.24)"
+    say "building the Temporal Web UI server v$TEMPORAL_UI_VERSION from the Go module proxy (about a minute)..."
+    mkdir -p "$dir"
+    local log="$dir/build.log"
+    if ! GOBIN="$dir/.gobin" CGO_ENABLED=0 go install -ldflags='-s -w' \
+        "github.com/temporalio/ui-server/v2/cmd/server@v$TEMPORAL_UI_VERSION" >"$log" 2>&1; then
+      tail -n 20 "$log" >&2
+      fail "step 'temporal-ui': go install failed (full log: $log)"
+    fi
+    mv "$dir/.gobin/server" "$dir/ui-server" || fail "step 'temporal-ui': could not move the built binary into $dir"
+    rmdir "$dir/.gobin" 2>/dev/null || true
+    say "Temporal Web UI server ready: $dir/ui-server"
+  fi
+  echo "TEMPORAL_UI_SERVER_BIN=$dir/ui-server"
+}
+
 # PostgreSQL's server binaries (initdb, postgres, pg_ctl): PATH, then Debian's layout, then apt-get.
 find_postgres() {
   local found
@@ -186,5 +211,6 @@ fi
 
 if [ -n "$cluster" ]; then
   build_temporal_server
+  build_temporal_ui
   find_postgres
 fi

@@ -99,6 +99,30 @@ export const SERVER_CONFIG_ENV = 'cluster';
 export const serverConfigFile = (dir: string) => path.join(dir, `${SERVER_CONFIG_ENV}.yaml`);
 export const serverArgs = (dir: string) => ['--root', '/', '--config', path.resolve(dir), '--env', SERVER_CONFIG_ENV, '--allow-no-auth', 'start'];
 
+/**
+ * The Temporal Web UI's server (temporalio/ui-server, the image docker-compose.yml runs) against this server: on
+ * loopback, the namespace `default` first, stored contents shown through `codecEndpoint` (an API's `/codec`, its
+ * CODEC_TOKEN in the path when set), and no call out for a newer version. Written as `<dir>/ui.yaml` (the UI server,
+ * too, reads `<dir>/<env>.yaml`).
+ */
+export function writeUiConfig(dir: string, options: { ports: ClusterPorts; namespace: string; codecEndpoint: string }): void {
+  const config = {
+    temporalGrpcAddress: `127.0.0.1:${options.ports.temporal}`,
+    host: '127.0.0.1',
+    port: options.ports.temporalUi,
+    enableUi: true,
+    defaultNamespace: options.namespace,
+    notifyOnNewVersion: false,
+    refreshInterval: '1m',
+    cors: { cookieInsecure: true, allowOrigins: [`http://127.0.0.1:${options.ports.temporalUi}`] },
+    codec: { endpoint: options.codecEndpoint },
+    auth: { enabled: false },
+  };
+  fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+  fs.writeFileSync(path.join(dir, 'ui.yaml'), YAML.stringify(config), { mode: 0o600 });
+}
+export const uiArgs = (dir: string) => ['--root', '/', '--config', path.resolve(dir), '--env', 'ui', 'start'];
+
 /** temporal-sql-tool on database `db`; the password reaches it in its environment, not its arguments. */
 async function sqlTool(tools: TemporalServerTools, sql: SqlLogin, db: string, args: string[]) {
   const argv = ['--plugin', 'postgres12', '--ep', '127.0.0.1', '--port', String(sql.port), '--user', sql.user, '--db', db, ...args];

@@ -11,11 +11,12 @@ import { ferretDbPostgresArgs } from './dev-processes';
  * says where everything is and how each process is started; cluster.ts and the cluster tests start them.
  */
 
-/** 16 consecutive loopback ports from CLUSTER_BASE_PORT, in this order (docs/deploy.md). */
+/** 17 consecutive loopback ports from CLUSTER_BASE_PORT, in this order (docs/deploy.md). */
 const PORT_NAMES = [
   'api1', 'api2', 'workerHttp1', 'workerHttp2', 'postgres', 'mongo',
   'temporal', 'temporalHttp', 'temporalFrontendMembership', 'temporalHistory', 'temporalHistoryMembership',
   'temporalMatching', 'temporalMatchingMembership', 'temporalWorker', 'temporalWorkerMembership', 'temporalMetrics',
+  'temporalUi',
 ] as const;
 export type ClusterPorts = Record<(typeof PORT_NAMES)[number], number>;
 

@@ -3,8 +3,9 @@
  * Docker: PostgreSQL; the real Temporal server on it (persistence and SQL visibility, our search attributes, the
  * dynamic config of deploy/); FerretDB on it unless MONGO_URL names a MongoDB; two APIs and two workers sharing one
  * set of secrets. Builds what is missing first (scripts/install-tools.sh --cluster). Prints where everything is;
- * Ctrl-C stops everything, PostgreSQL last; a second start reuses the data. No Web UI: the Temporal CLI's UI server
- * only serves its own dev server (docs/deploy.md says how to run temporalio/ui against this one).
+ * Ctrl-C stops everything, PostgreSQL last; a second start reuses the data. The Temporal Web UI's server (ui-server,
+ * the temporalio/ui image's) against the Temporal server, showing stored contents through the first API's codec
+ * endpoint.
  */
 import { execFile } from 'node:child_process';
 import fs from 'node:fs';
@@ -16,7 +17,7 @@ import { createSession } from '../store/sessions';
 import { assertPortFree, portOpen, ProcessGroup, waitFor } from './dev-processes';
 import { removeDevStack, writeDevStack } from './dev-stack-file';
 import { initPostgres, logFile, runningPid, startPostgres, stopPostgres } from './cluster-postgres';
-import { createDatabase, registerNamespace, serverArgs, serverConfigFile, setUpSchemas, writeServerConfig, type TemporalServerTools } from './cluster-temporal';
+import { createDatabase, registerNamespace, serverArgs, serverConfigFile, setUpSchemas, uiArgs, writeServerConfig, writeUiConfig, type TemporalServerTools } from './cluster-temporal';
 import {
   apiProcess, clusterPaths, clusterPorts, FERRETDB_DB, ferretDbProcess, loadOrCreateClusterSecrets, POSTGRES_USER, workerProcess, type ClusterProcess,
 } from './cluster-topology';
@@ -25,7 +26,7 @@ import { alive, dropUnreachableStacks, registerStack, unregisterStack } from './
 const root = path.resolve(__dirname, '../..');
 const log = (msg: string) => process.stdout.write(`[cluster] ${msg}\n`);
 
-type Tools = TemporalServerTools & { POSTGRES_BIN_DIR: string; FERRETDB_BIN?: string };
+type Tools = TemporalServerTools & { POSTGRES_BIN_DIR: string; FERRETDB_BIN?: string; TEMPORAL_UI_SERVER_BIN: string };
 
 async function installTools(): Promise<Tools> {
   log('checking tools (the first build of the Temporal server takes several minutes)...');
@@ -103,6 +104,7 @@ async function main() {
       [ports.temporalHistoryMembership, 'Temporal membership'], [ports.temporalMatching, 'Temporal matching'],
       [ports.temporalMatchingMembership, 'Temporal membership'], [ports.temporalWorker, 'Temporal worker service'],
       [ports.temporalWorkerMembership, 'Temporal membership'], [ports.temporalMetrics, 'Temporal metrics'],
+      [ports.temporalUi, 'Temporal Web UI'],
       ...[ports.api1, ports.api2].slice(0, cluster.CLUSTER_APIS).map((p, i) => [p, `API ${i + 1}`] as [number, string]),
       ...[ports.workerHttp1, ports.workerHttp2].slice(0, cluster.CLUSTER_WORKERS).map((p, i) => [p, `worker ${i + 1} metrics`] as [number, string]),
     ];
@@ -141,6 +143,13 @@ async function main() {
     for (const url of apiUrls) await waitFor(async () => (await fetch(`${url}/healthz`)).ok, `the API at ${url}`, 90_000);
 
     const config = loadConfig({ ...process.env, ...serviceEnv, ...apis[0]!.env });
+    // The Web UI shows stored prompts and answers through the first API's codec endpoint; with CODEC_TOKEN set, the
+    // API wants it, and the UI can only send it in the path.
+    const codec = `${apiUrls[0]}/codec`;
+    writeUiConfig(paths.temporalConfig, { ports, namespace: config.TEMPORAL_NAMESPACE, codecEndpoint: config.CODEC_TOKEN ? `${codec}/${encodeURIComponent(config.CODEC_TOKEN)}` : codec });
+    log(`starting the Temporal Web UI on 127.0.0.1:${ports.temporalUi}`);
+    start({ name: 'temporal-ui', command: tools.TEMPORAL_UI_SERVER_BIN, args: uiArgs(paths.temporalConfig), env: {} });
+    await waitFor(() => portOpen(ports.temporalUi), 'the Temporal Web UI', 30_000);
     const db = await connectDb(mongoUrl);
     const session = await createSession(db.models, cluster.CLUSTER_USER, config.SESSION_TTL_HOURS);
     await db.close();
@@ -163,7 +172,7 @@ The cluster topology is up (docs/deploy.md).
   Workers:          ${workers.length}, metrics at ${metrics.join('   ')}
   Temporal gRPC:    ${temporalAddress}   (temporal-server ${tools.TEMPORAL_SERVER_BIN}; namespace ${config.TEMPORAL_NAMESPACE}; metrics http://127.0.0.1:${ports.temporalMetrics}/metrics)
   Temporal config:  ${serverConfigFile(paths.temporalConfig)}   (dynamic config: deploy/temporal-dynamic-config.yaml)
-  Temporal Web UI:  not started (it needs temporalio/ui; docs/deploy.md)
+  Temporal Web UI:  http://127.0.0.1:${ports.temporalUi}   (ui-server ${tools.TEMPORAL_UI_SERVER_BIN}; stored contents through ${config.CODEC_TOKEN ? `${codec}/<CODEC_TOKEN>` : codec})
   PostgreSQL:       127.0.0.1:${ports.postgres}   user ${POSTGRES_USER}, databases temporal, temporal_visibility${cluster.MONGO_URL ? '' : `, ${FERRETDB_DB}`}; password in ${paths.secretsFile}; data ${paths.pgData}; log ${logFile(pg)}
   MongoDB:          ${mongoUrl.replace(/\/\/[^@]*@/, '//***@')}${cluster.MONGO_URL ? '' : '   (FerretDB on PostgreSQL)'}
   Logs:             ${paths.logDir}

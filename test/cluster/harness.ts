@@ -6,9 +6,10 @@ import { reconcileScheduleId, retentionScheduleId } from '../../src/temporal/ids
 import { waitFor } from '../../src/cli/dev-processes';
 import { type PostgresOptions, startPostgres, stopPostgres } from '../../src/cli/cluster-postgres';
 import { apiProcess, workerProcess, type ClusterPorts } from '../../src/cli/cluster-topology';
+import { uiArgs, writeUiConfig } from '../../src/cli/cluster-temporal';
 import { startFakeProvider, type FakeProvider } from '../helpers/fake-provider';
 import { ManagedProcess, WORKER_READY } from '../helpers/managed-process';
-import { freePort } from '../helpers/net';
+import { freePort, waitForPort } from '../helpers/net';
 import { managed, startClusterServers } from './servers';
 
 /**
@@ -20,6 +21,8 @@ import { managed, startClusterServers } from './servers';
 export interface ClusterStack {
   ports: ClusterPorts;
   apiUrls: string[];
+  /** The Temporal Web UI (ui-server) against the cluster's Temporal server, with the first API's codec endpoint. */
+  uiUrl: string;
   mongoUrl: string;
   temporalAddress: string;
   env: Record<string, string>;
@@ -102,10 +105,13 @@ async function startCluster(): Promise<ClusterStack> {
     const p = apiProcess(n, ports, env);
     return managed(p, () => waitFor(async () => (await fetch(`${p.env.PUBLIC_URL}/healthz`)).ok, 'the API', 90_000), 90_000, logDir);
   });
-  processes.push(...workers, ...apis);
+  const uiDir = path.join(servers.dataDir, 'ui');
+  writeUiConfig(uiDir, { ports, namespace: 'default', codecEndpoint: `http://127.0.0.1:${ports.api1}/codec` });
+  const ui = managed({ name: 'temporal-ui', command: servers.tools.TEMPORAL_UI_SERVER_BIN, args: uiArgs(uiDir), env: {} }, () => waitForPort(ports.temporalUi, 30_000), 30_000, logDir);
+  processes.push(...workers, ...apis, ui);
   // A service that crashes is started again, as a supervisor would (the tests' own kills are expected exits).
   for (const p of [...workers, ...apis, temporal]) p.onCrash = () => setTimeout(() => void p.ensureRunning().catch(() => undefined), 1000);
-  await Promise.all([...workers, ...apis].map((p) => p.start()));
+  await Promise.all([...workers, ...apis, ui].map((p) => p.start()));
 
   const connection = await Connection.connect({ address: temporalAddress });
   cleanup.unshift(() => connection.close());
@@ -113,6 +119,7 @@ async function startCluster(): Promise<ClusterStack> {
   return {
     ports,
     apiUrls: apis.map((_, i) => `http://127.0.0.1:${i === 0 ? ports.api1 : ports.api2}`),
+    uiUrl: `http://127.0.0.1:${ports.temporalUi}`,
     mongoUrl,
     temporalAddress,
     env,

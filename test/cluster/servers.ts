@@ -11,7 +11,7 @@ import { clusterPorts, FERRETDB_DB, ferretDbProcess, POSTGRES_USER, type Cluster
 import { ManagedProcess, type ProcessSpec } from '../helpers/managed-process';
 import { waitForPort } from '../helpers/net';
 
-export type ClusterTools = TemporalServerTools & { POSTGRES_BIN_DIR: string; FERRETDB_BIN: string };
+export type ClusterTools = TemporalServerTools & { POSTGRES_BIN_DIR: string; FERRETDB_BIN: string; TEMPORAL_UI_SERVER_BIN: string };
 
 /** The cluster's tools, built once per machine (scripts/install-tools.sh --cluster), by their variables. */
 export async function installClusterTools(): Promise<ClusterTools> {
@@ -19,15 +19,15 @@ export async function installClusterTools(): Promise<ClusterTools> {
   return Object.fromEntries(stdout.trim().split('\n').filter((l) => l.includes('=')).map((l) => l.split('=', 2))) as never;
 }
 
-/** A block of 16 free loopback ports (the topology's layout), found by trying random ones. */
+/** A block of 17 free loopback ports (the topology's layout), found by trying random ones. */
 export async function freeBlock(): Promise<number> {
   for (let attempt = 0; attempt < 50; attempt++) {
     // Below 32768: Temporal's PostgreSQL schema keeps membership ports in a smallint.
-    const base = 20_000 + 16 * Math.floor(Math.random() * 750);
+    const base = 20_000 + 17 * Math.floor(Math.random() * 700);
     const ports = Object.values(clusterPorts(base));
     if ((await Promise.all(ports.map((p) => assertPortFree(p, '', '').then(() => true, () => false)))).every(Boolean)) return base;
   }
-  throw new Error('no block of 16 free ports found');
+  throw new Error('no block of 17 free ports found');
 }
 
 export const managed = (p: ClusterProcess, ready: ProcessSpec['ready'], readyTimeoutMs: number, logDir: string) =>

@@ -36,11 +36,12 @@ describe('the cluster topology (npm run stack:cluster) beside docker-compose.yml
     }
   });
 
-  it('lays its 16 ports out without overlap from CLUSTER_BASE_PORT', () => {
+  it('lays its 17 ports out without overlap from CLUSTER_BASE_PORT, the Web UI last (outside the smallint bound)', () => {
     const ports = Object.values(clusterPorts(18000));
-    expect(new Set(ports).size).to.equal(16);
+    expect(new Set(ports).size).to.equal(17);
     expect(Math.min(...ports)).to.equal(18000);
-    expect(Math.max(...ports)).to.equal(18015);
+    expect(Math.max(...ports)).to.equal(18016);
+    expect(clusterPorts(18000).temporalUi).to.equal(18016);
   });
 
   it('refuses a CLUSTER_BASE_PORT whose membership ports Temporal could not store', () => {
