@@ -20,6 +20,7 @@ import { createKeyedLimiter } from './keyed-limiter';
 import { isWaitingStart } from '../store/waiting-starts';
 import { FAIRNESS_WEIGHT } from '../store/user-weights';
 import { findTask } from '../store/tasks';
+import { currentTraceId } from '../telemetry/trace-id';
 
 /** What starting a run needs of its task (not store/tasks.ts's TaskForRun, which only names a task). */
 export type TaskForRun = Pick<TaskRecord, '_id' | 'owner' | 'profile' | 'name' | 'runner' | 'model' | 'version' | 'limits' | 'priority'>;
@@ -69,7 +70,7 @@ async function recordAndStart(deps: StartDeps, task: TaskForRun, run: string, pa
     if (!record) throw liveRunsLimited(limit);
   } else {
     try {
-      record = await createRecord(deps.models, { identity, taskId: task._id, taskVersion: task.version, runner: task.runner, payload, at: new Date(), liveSlot: claim?.slot, replay });
+      record = await createRecord(deps.models, { identity, taskId: task._id, taskVersion: task.version, runner: task.runner, payload, at: new Date(), liveSlot: claim?.slot, replay, traceId: currentTraceId() });
       created = true;
     } catch (err) {
       const place = claim && { runId, owner: task.owner, slot: claim.slot };

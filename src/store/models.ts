@@ -193,6 +193,8 @@ const run = new Schema(
     replay: { type: replaySettings, default: undefined },
     /** The eval that made this replay (its id); absent otherwise. */
     eval: { type: String },
+    /** The id of the trace its trigger began, when the API that recorded it traced (docs/observability.md); absent otherwise. */
+    trace_id: { type: String },
     created_at: { type: Date, required: true },
     modified_at: { type: Date, required: true },
   },

@@ -43,6 +43,8 @@ export interface NewRun {
   liveSlot?: number;
   /** A replay's fields (src/replays/create.ts): the run it replays and how, the eval that made it. */
   replay?: ReplayFields;
+  /** The trace the trigger is part of, when the API traces. */
+  traceId?: string;
 }
 
 /** What a replay's record holds beyond any run's (models.ts `replay`, `eval`). */
@@ -68,6 +70,7 @@ export async function insertRun(models: Models, run: NewRun): Promise<RunRecord>
     started: false,
     ...(run.liveSlot !== undefined ? { live_slot: run.liveSlot } : {}),
     ...(run.replay ? { replay: run.replay.replay, ...(run.replay.eval !== undefined ? { eval: run.replay.eval } : {}) } : {}),
+    ...(run.traceId ? { trace_id: run.traceId } : {}),
     created_at: run.at,
     modified_at: run.at,
   };
