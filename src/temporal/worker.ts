@@ -42,7 +42,7 @@ export function workflowBundle(options: { traced?: boolean } = {}): Promise<Work
   const traced = options.traced === true;
   let bundle = bundles.get(traced);
   if (!bundle) {
-    const workflowInterceptorModules = traced ? [require.resolve('@temporalio/interceptors-opentelemetry/lib/workflow-interceptors')] : [];
+    const workflowInterceptorModules = traced ? [require.resolve('../telemetry/workflow-interceptors')] : [];
     bundle = bundleWorkflowCode({ workflowsPath: require.resolve('../../workflows'), workflowInterceptorModules, logger: quietBundlerLogger });
     bundles.set(traced, bundle);
   }

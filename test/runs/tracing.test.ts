@@ -8,6 +8,10 @@ import { startOtlpReceiver, SPAN_KIND, type OtlpReceiver, type ReceivedSpan } fr
 import { createTask, postSigned, signedUrl, waitForRun } from '../helpers/runs';
 import { installServlet } from '../helpers/servlets';
 import { getStack } from '../helpers/stack';
+import { replayOptions } from '../helpers/replay';
+import { workflowBundle } from '../../src/temporal/worker';
+import { Worker } from '@temporalio/worker';
+import { runWorkflowId } from '../../src/store/runs';
 
 /**
  * Tracing is a process's global (its tracer provider, context manager and propagator), so these tests run an API and
@@ -107,6 +111,12 @@ function checkRunTree(spans: ReceivedSpan[], traceId: string, callId: string) {
   return { chats, tool };
 }
 
+/** The run's workflow id from its Variant B read path (`/api/runs/<user>/<profile>/<task>/<run>`): src/temporal/ids.ts. */
+const workflowIdOf = (path: string) => {
+  const [owner, profile, task, run] = path.split('/').slice(3, 7).map(decodeURIComponent) as [string, string, string, string];
+  return runWorkflowId({ owner, profile, task, run });
+};
+
 const textOf = (receiver: OtlpReceiver) => receiver.requests.map((r) => r.text).join('\n');
 
 for (const protocol of ['http/protobuf', 'http/json'] as const) {
@@ -127,12 +137,17 @@ for (const protocol of ['http/protobuf', 'http/json'] as const) {
     });
 
     it(`sends the trigger, workflow, activity, model and tool call spans as one trace, the run's trace_id${capture ? ', with the content captured' : ', no content, key or secret in any'}`, async () => {
-      const { run, variantA, secrets, callId } = await toolThenAnswer(pair.url);
+      const { run, variantA, secrets, callId, path } = await toolThenAnswer(pair.url);
       expect(run.trace_id).to.match(/^[0-9a-f]{32}$/);
       expect(variantA.trace_id, 'the Variant A read shows it too').to.equal(run.trace_id);
       await pair.stop();
       expect(receiver.requests.every((r) => r.contentType.startsWith(protocol === 'http/json' ? 'application/json' : 'application/x-protobuf'))).to.equal(true);
       const { chats, tool } = checkRunTree(receiver.spans, run.trace_id as string, callId);
+      // A traced run's history replays on a worker that traces and on one that does not (tracing turned off again).
+      const history = await getStack().temporal.workflow.getHandle(workflowIdOf(path)).fetchHistory();
+      for (const traced of [true, false]) {
+        await Worker.runReplayHistory(replayOptions(await workflowBundle({ traced }), traced), history);
+      }
 
       const text = textOf(receiver);
       // Never, capture or not: the provider key, the install's configuration.
