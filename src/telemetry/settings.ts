@@ -31,6 +31,3 @@ export function tracingSettings(config: OtelSettings, process: TracedProcess): T
     serviceName: config.OTEL_SERVICE_NAME ?? `prompt-task-runner-${process}`,
   };
 }
-
-/** Whether a process with this configuration traces (and so its runs have a `trace_id`). */
-export const tracingOn = (config: OtelSettings) => tracingSettings(config, 'api') !== undefined;

@@ -26,12 +26,11 @@ import type { Tracing } from '../telemetry/tracing';
 import { makeWorkflowExporter, OpenTelemetryActivityInboundInterceptor, OpenTelemetryActivityOutboundInterceptor } from '@temporalio/interceptors-opentelemetry/lib/worker';
 import type { ActivityInterceptorsFactory } from '@temporalio/worker';
 
-/** The SDK's activity interceptors of a tracing worker: a span per activity, its logs with the trace's ids. */
+/** The SDK's activity interceptors of a tracing worker: a span per activity, the SDK's log entries of it with its `trace_id`. */
 const tracedActivity: ActivityInterceptorsFactory = (ctx) => ({
   inbound: new OpenTelemetryActivityInboundInterceptor(ctx),
   outbound: new OpenTelemetryActivityOutboundInterceptor(ctx),
 });
-
 
 /**
  * Bundles workflows/ once per process (webpack, a few seconds); every worker reuses the bundle. `traced`: with the
@@ -78,8 +77,8 @@ export interface RunningWorkerParts {
 export async function createWorker(
   deps: Omit<ActivityDeps, 'callTool' | 'callMcpTool' | 'mcpTasks' | 'templates' | 'temporal' | 'providerFetch'> & { tracing?: Tracing },
 ): Promise<RunningWorkerParts> {
-  const { config, tracing, ...rest } = deps;
-  const activityDeps = { config, ...rest };
+  const { tracing, ...activityDeps } = deps;
+  const { config } = deps;
   installTemporalRuntime(deps.logger);
   const servlets = createServletRuntime({ config, logger: deps.logger });
   const callTool = createToolCaller({

@@ -1,11 +1,12 @@
 import crypto from 'node:crypto';
 import { expect } from 'chai';
 import { api as apiFor, sessionFor, signedIn, uniqueUser } from '../helpers/api';
-import { openaiText, openaiToolCall } from '../helpers/fake-provider';
+import { openaiText, openaiToolCall, providerError } from '../helpers/fake-provider';
 import { apiSpec, ManagedProcess, workerSpec } from '../helpers/managed-process';
 import { freePort } from '../helpers/net';
 import { startOtlpReceiver, SPAN_KIND, type OtlpReceiver, type ReceivedSpan } from '../helpers/otlp-receiver';
-import { createTask, postSigned, signedUrl, waitForRun } from '../helpers/runs';
+import { createTask, postSigned, signedUrl, until, waitForRun } from '../helpers/runs';
+import { everythingServer } from '../helpers/mcp-everything';
 import { installServlet } from '../helpers/servlets';
 import { getStack } from '../helpers/stack';
 import { replayOptions } from '../helpers/replay';
@@ -30,6 +31,8 @@ async function startTracedPair(receiver: OtlpReceiver, settings: Record<string, 
     PUBLIC_URL: url,
     TEMPORAL_TASK_QUEUE: `traced-${crypto.randomBytes(4).toString('hex')}`,
     LOG_LEVEL: 'info',
+    // The MCP test server is on loopback.
+    MCP_ALLOWLIST: '127.0.0.1',
     OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
     ...settings,
   };
@@ -135,6 +138,37 @@ for (const protocol of ['http/protobuf', 'http/json'] as const) {
       await receiver?.close();
       getStack().fake.reset();
     });
+
+    if (!capture) {
+      it("traces an MCP tool call (execute_tool, kind mcp) and a failed model call's error type, no MCP header in any span", async () => {
+        const mark = crypto.randomBytes(6).toString('hex');
+        const header = `Bearer mcp-header-secret-${mark}`;
+        const username = uniqueUser('otelmcp');
+        const client = apiFor(await sessionFor(username), pair.url);
+        const installed = await client.post('/api/profiles/~/default/installations', { name: 'ev', mcp: { url: (await everythingServer()).url, headers: { Authorization: header } } });
+        expect(installed.status, installed.text).to.equal(201);
+        await createTask(client, 'default', 'mcp');
+        await createTask(client, 'default', 'failing');
+        const { fake } = getStack();
+        fake.script([openaiToolCall([{ id: `mcp-${mark}`, name: 'ev__echo', arguments: { message: 'hi' } }]), openaiText('echoed'), providerError('openai', 400, 'no such model')]);
+        const runOf = async (task: string) => {
+          const res = await postSigned(await signedUrl(client, 'default', task), { text: 'x' }, { 'run-id': 'r1' });
+          expect(res.status, res.text).to.equal(201);
+          return waitForRun(client, res.body.url as string);
+        };
+        const mcpRun = await runOf('mcp');
+        expect(mcpRun.status, JSON.stringify(mcpRun.results)).to.equal('ready');
+        const failed = await runOf('failing');
+        expect(failed.status).to.equal('error');
+        // Batched: the spans arrive within the batch processor's delay (5 s).
+        const tool = await until('the MCP call span', () => receiver.spans.find((s) => s.traceId === mcpRun.trace_id && s.name === 'execute_tool echo'), 30_000);
+        expect(tool.attributes).to.include({ 'gen_ai.tool.name': 'echo', 'gen_ai.tool.call.id': `mcp-${mark}`, 'ptr.tool.kind': 'mcp', 'ptr.tool.install': 'ev' });
+        const chat = await until('the failed call span', () => receiver.spans.find((s) => s.traceId === failed.trace_id && s.name === 'chat test-model' && s.attributes['error.type']), 30_000);
+        expect(chat.attributes['error.type']).to.equal('ProviderRejected');
+        expect(chat.status, 'the error status').to.equal(2);
+        expect(textOf(receiver)).not.to.include(`mcp-header-secret-${mark}`);
+      });
+    }
 
     it(`sends the trigger, workflow, activity, model and tool call spans as one trace, the run's trace_id${capture ? ', with the content captured' : ', no content, key or secret in any'}`, async () => {
       const { run, variantA, secrets, callId, path } = await toolThenAnswer(pair.url);

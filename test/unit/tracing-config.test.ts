@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { ConfigError, loadConfig } from '../../src/config';
-import { tracingOn, tracingSettings } from '../../src/telemetry/settings';
+import { tracingSettings } from '../../src/telemetry/settings';
 
 const minimal = {
   MONGO_URL: 'mongodb://127.0.0.1:27017/x',
@@ -23,7 +23,6 @@ describe('tracing configuration (OTEL_*)', () => {
   it('is off when no OTLP endpoint is set, whatever else is', () => {
     const c = loadConfig({ ...minimal, OTEL_SERVICE_NAME: 'x', OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_EXPORTER_OTLP_ENDPOINT: '  ' });
     expect(tracingSettings(c, 'api')).to.equal(undefined);
-    expect(tracingOn(c)).to.equal(false);
     expect(c.OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT).to.equal(false);
   });
 
