@@ -131,7 +131,9 @@ for (const protocol of ['http/protobuf', 'http/json'] as const) {
     const capture = protocol === 'http/json';
     before(async () => {
       receiver = await startOtlpReceiver();
-      pair = await startTracedPair(receiver, { OTEL_EXPORTER_OTLP_PROTOCOL: protocol, OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT: String(capture) });
+      // One started run per user: a user's second run waits in the store and starts as the first ends (admission).
+      const settings = { OTEL_EXPORTER_OTLP_PROTOCOL: protocol, OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT: String(capture), STARTED_RUNS_PER_USER: '1' };
+      pair = await startTracedPair(receiver, settings);
     });
     after(async () => {
       await pair?.stop();
@@ -167,6 +169,25 @@ for (const protocol of ['http/protobuf', 'http/json'] as const) {
         expect(chat.attributes['error.type']).to.equal('ProviderRejected');
         expect(chat.status, 'the error status').to.equal(2);
         expect(textOf(receiver)).not.to.include(`mcp-header-secret-${mark}`);
+      });
+
+      it("continues a run's trigger trace when its workflow starts later, from the store (its owner's admission turn)", async () => {
+        const username = uniqueUser('oteladm');
+        const client = apiFor(await sessionFor(username), pair.url);
+        await createTask(client, 'default', 'waits');
+        getStack().fake.script([{ ...openaiText('first'), delayMs: 2_000 }, openaiText('second')]);
+        const signed = await signedUrl(client, 'default', 'waits');
+        const first = await postSigned(signed, { text: 'a' }, { 'run-id': 'r1' });
+        const second = await postSigned(signed, { text: 'b' }, { 'run-id': 'r2' });
+        expect([first.status, second.status]).to.deep.equal([201, 201]);
+        const runs = [await waitForRun(client, first.body.url as string), await waitForRun(client, second.body.url as string)];
+        expect(runs.map((r) => r.status)).to.deep.equal(['ready', 'ready']);
+        const waited = runs[1]!;
+        const workflow = await until('the waiting run\'s workflow span', () =>
+          receiver.spans.find((s) => s.name === 'RunWorkflow:runTask' && String(s.attributes.workflowId).endsWith(`/${username}/default/waits/r2`)), 30_000);
+        expect(workflow.traceId, 'its workflow in its trigger\'s trace').to.equal(waited.trace_id);
+        const trigger = await until('its trigger span', () => receiver.spans.find((s) => s.traceId === waited.trace_id && s.kind === SPAN_KIND.server), 30_000);
+        expect(ancestors(workflow, receiver.spans).map((s) => s.spanId)).to.include(trigger.spanId);
       });
     }
 
