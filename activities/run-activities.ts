@@ -14,6 +14,7 @@ import { createPrepare, type Opening, type PrepareInput } from './prepare-run';
 import { createReplayToolActivities } from './replay-tools';
 import { callAnthropic } from './providers/anthropic';
 import { base64Bytes, callOpenAI } from './providers/openai';
+import { traceChat, traceToolCall } from '../src/telemetry/genai';
 import { createRunContentCache } from './run-content-cache';
 import type { ToolCallInput } from './tool-call';
 import type { McpToolCallInput } from './mcp-call';
@@ -237,10 +238,12 @@ export function createRunActivities(deps: ActivityDeps, runs: Runs) {
     },
 
     /** Remote activity: one tool call in its servlet's sandbox (heartbeating too). Servlet faults come back as `isError` results. */
-    async callTool(input: Omit<ToolCallInput, 'arguments'> & { run: RunRef; arguments: Text }): Promise<ToolOutcome> {
-      const { run, ...call } = input;
+    async callTool(input: Omit<ToolCallInput, 'arguments'> & { run: RunRef; arguments: Text; callId?: string }): Promise<ToolOutcome> {
+      const { run, callId, ...call } = input;
       const args = JSON.parse(await contents.text(call.arguments)) as Record<string, unknown>;
-      return outcome(run, await tracked(run, (signal) => deps.callTool({ ...call, arguments: args }, signal)));
+      const traced = { tool: call.tool, callId, kind: 'servlet' as const, install: call.install, capture: deps.config.OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT, arguments: args };
+      const result = await traceToolCall(traced, () => tracked(run, (signal) => deps.callTool({ ...call, arguments: args }, signal)), (r) => r);
+      return outcome(run, result);
     },
 
     /**
@@ -249,8 +252,8 @@ export function createRunActivities(deps: ActivityDeps, runs: Runs) {
      * `sampling`: the run's model, for the server's sampling requests (activities/mcp-sampling.ts), what they used in
      * the outcome's `sampled`.
      */
-    async callMcpTool(input: Omit<McpToolCallInput, 'arguments'> & { run: RunRef; arguments: Text; sampling?: SamplingInput }): Promise<ToolOutcome> {
-      const { run, sampling, ...call } = input;
+    async callMcpTool(input: Omit<McpToolCallInput, 'arguments'> & { run: RunRef; arguments: Text; sampling?: SamplingInput; callId?: string }): Promise<ToolOutcome> {
+      const { run, sampling, callId, ...call } = input;
       const args = JSON.parse(await contents.text(call.arguments)) as Record<string, unknown>;
       const ctx = Context.current();
       // Every heartbeat of an attempt that began sending says so, for the attempt after it (its worker lost).
@@ -269,7 +272,12 @@ export function createRunActivities(deps: ActivityDeps, runs: Runs) {
       };
       const sample = sampling ? { sample: createRunSampler(askProvider, sampling) } : {};
       const ask = (tool: string, params: Parameters<typeof askInput>[2], signal: AbortSignal) => askInput(run, tool, params, signal);
-      const { result, said, sampled } = await tracked(run, (signal) => deps.callMcpTool({ ...call, arguments: args }, { mayHaveRun, signal, heartbeat, sending: sendingNow, ask, ...sample }), heartbeat);
+      const traced = { tool: call.tool, callId, kind: 'mcp' as const, install: call.install, capture: deps.config.OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT, arguments: args };
+      const { result, said, sampled } = await traceToolCall(
+        traced,
+        () => tracked(run, (signal) => deps.callMcpTool({ ...call, arguments: args }, { mayHaveRun, signal, heartbeat, sending: sendingNow, ask, ...sample }), heartbeat),
+        (r) => r.result,
+      );
       return { ...(await outcome(run, result)), ...(said.length ? { said } : {}), ...(sampled ? { sampled } : {}) };
     },
 
@@ -480,9 +488,13 @@ export function createRunActivities(deps: ActivityDeps, runs: Runs) {
       throw runFailure('NoKey', (err as Error).message);
     }
     const call = { ...request, key, fetch: deps.providerFetch, timeoutMs: deps.config.PROVIDER_TIMEOUT_MS };
-    return task.runner === 'openai'
-      ? callOpenAI({ ...call, baseURL: deps.config.OPENAI_BASE_URL })
-      : callAnthropic({ ...call, baseURL: deps.config.ANTHROPIC_BASE_URL, maxTokens: request.maxTokens ?? deps.config.ANTHROPIC_MAX_TOKENS });
+    const maxTokens = task.runner === 'openai' ? request.maxTokens : (request.maxTokens ?? deps.config.ANTHROPIC_MAX_TOKENS);
+    const traced = { system: task.runner, model: request.model, maxTokens, capture: deps.config.OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT, prompt: () => promptOf(request) };
+    return traceChat(traced, () =>
+      task.runner === 'openai'
+        ? callOpenAI({ ...call, baseURL: deps.config.OPENAI_BASE_URL })
+        : callAnthropic({ ...call, baseURL: deps.config.ANTHROPIC_BASE_URL, maxTokens: request.maxTokens ?? deps.config.ANTHROPIC_MAX_TOKENS }),
+    );
   }
 
   /** Runs a remote activity's work, heartbeating while it waits so a lost worker is noticed within the heartbeat timeout. */
@@ -496,6 +508,11 @@ export function createRunActivities(deps: ActivityDeps, runs: Runs) {
       clearInterval(beat);
     }
   }
+}
+
+/** A provider request's messages as a captured prompt (OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT): images by type only. */
+function promptOf(request: ProviderRequest): unknown {
+  return [...(request.system ? [{ role: 'system', text: request.system }] : []), ...request.conversation.map((turn) => ('images' in turn && turn.images?.length ? { ...turn, images: turn.images.map((i) => i.mimeType) } : turn))];
 }
 
 export type RunActivities = ReturnType<typeof createRunActivities>;

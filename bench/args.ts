@@ -1,9 +1,9 @@
 /**
- * The bench's command line: part names, switches (`--profile`, `--temporal-memory`, `--cluster`) and options that take a value
- * (`--scale-sizes 32,256` or `--scale-sizes=32,256`). Throws, naming the argument, on an unknown option or a value
- * that is not a list of positive integers.
+ * The bench's command line: part names, switches (`--profile`, `--temporal-memory`, `--cluster`, `--tracing`) and
+ * options that take a value (`--scale-sizes 32,256` or `--scale-sizes=32,256`). Throws, naming the argument, on an
+ * unknown option or a value that is not a list of positive integers.
  */
-export const SWITCHES = ['--profile', '--temporal-memory', '--cluster'] as const;
+export const SWITCHES = ['--profile', '--temporal-memory', '--cluster', '--tracing'] as const;
 export const OPTIONS = ['--scale-sizes', '--scale-runs', '--flood'] as const;
 type Option = (typeof OPTIONS)[number];
 

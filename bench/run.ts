@@ -28,6 +28,7 @@ import { benchConsole, printConsole } from './console';
 import { memoryBench, memoryRows, printMemory } from './memory';
 import { benchMcpServer, mcpServerRows } from './mcp-server';
 import { freePort, waitForPort } from '../test/helpers/net';
+import { startOtlpSink } from './otlp-sink';
 
 const log = (msg: string) => process.stderr.write(`[bench] ${msg}\n`);
 
@@ -42,7 +43,9 @@ const log = (msg: string) => process.stderr.write(`[bench] ${msg}\n`);
  * `--scale-sizes 32,256`, `--scale-runs 64` for a smoke run). `npm run bench -- fairness`: one user's runs while
  * another floods the service (bench/fairness.ts; `--flood 100`).
  * `--profile` also writes V8 CPU profiles of the API and the worker processes. `--temporal-memory`: the Temporal dev
- * server keeps its database in memory instead of in a file as `npm run dev` does (results say which).
+ * server keeps its database in memory instead of in a file as `npm run dev` does (results say which). `--tracing`: the
+ * API and the worker trace every run (OTEL_EXPORTER_OTLP_ENDPOINT, http/protobuf) into a loopback sink
+ * (bench/otlp-sink.ts): `npm run bench -- throughput --tracing` beside `npm run bench -- throughput` is tracing's cost.
  */
 const PARTS = ['serial', 'throughput', 'closed', 'live', 'memory', 'servlets', 'mcp', 'mcp-server', 'long', 'slow', 'console', 'scale', 'fairness'] as const;
 const args = parseArgs(process.argv.slice(2));
@@ -58,9 +61,11 @@ async function main() {
   const servers = { file: 'Temporal dev server with its database in a file, FerretDB on SQLite', memory: 'Temporal dev server with its database in memory, FerretDB on SQLite', cluster: 'the cluster topology: temporal-server and FerretDB on PostgreSQL' }[temporalStore];
   log(`starting the stack (${servers}; one API and one worker process)...`);
   installTemporalRuntime(createLogger({ level: 'warn', name: 'bench' }));
-  const s = await startBenchStack({ profileDir, heapSnapshotDir, env: wanted('mcp') ? MCP_BENCH_ENV : undefined, temporalStore });
+  const otlp = args.switches.has('--tracing') ? await startOtlpSink() : undefined;
+  const env = { ...(wanted('mcp') ? MCP_BENCH_ENV : {}), ...(otlp ? { OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url } : {}) };
+  const s = await startBenchStack({ profileDir, heapSnapshotDir, env, temporalStore });
   try {
-    await measure(s);
+    await measure(s, otlp?.received);
   } catch (err) {
     console.error('[bench] failed:', err);
     process.exitCode = 1;
@@ -73,7 +78,7 @@ async function main() {
   }
 }
 
-async function measure(s: Awaited<ReturnType<typeof startBenchStack>>) {
+async function measure(s: Awaited<ReturnType<typeof startBenchStack>>, traces?: { exports: number; bytes: number }) {
   const db = await connectDb(s.env.MONGO_URL!);
   const { id: session } = await createSession(db.models, 'bench', 24);
   const cookie = { cookie: `sessionId=${session}` };
@@ -152,6 +157,7 @@ async function measure(s: Awaited<ReturnType<typeof startBenchStack>>) {
     machine: `${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}, ${round(os.totalmem() / 2 ** 30, 0)} GiB, Node ${process.version}`,
     date: new Date().toISOString(),
     temporal_store: s.temporalStore,
+    tracing: traces ? 'on (OTLP http/protobuf to a loopback sink)' : 'off',
   };
 
   if (wanted('serial')) {
@@ -312,6 +318,8 @@ async function measure(s: Awaited<ReturnType<typeof startBenchStack>>) {
     results.fairness = await benchFairness({ stack: s, api, pids, otherwise: echo, log }, { flood: args.numbers('--flood')?.[0] });
   }
   results.triggersRetriedAfter503 = retried503;
+  // What the services exported: the spans of every run so far (warm-up and the parts measured), batched.
+  if (traces) results.tracesExported = { exports: traces.exports, kib: round(traces.bytes / 1024), bytesPerRun: runs ? round(traces.bytes / runs) : null };
 
   // A partial run (some parts named) does not overwrite the full figures.
   const file = path.join(__dirname, chosen.length ? 'results.partial.json' : 'results.json');
@@ -371,6 +379,7 @@ function printTable(r: any, file: string) {
   if (r.throughput32) {
     const parts = (c: Record<string, number>) => Object.entries(c).map(([k, v]) => `${k} ${v}`).join(', ');
     console.log(`\nCPU ms per run at 32 in flight: ours: ${parts(r.throughput32.cpuMsPerRun)}; baseline: ${parts(r.throughput32.baselineCpuMsPerRun)}`);
+    if (r.tracesExported) console.log(`tracing on: ${r.tracesExported.exports} exports, ${r.tracesExported.kib} KiB, ${r.tracesExported.bytesPerRun} bytes of spans per run`);
   }
   if (r.memoryMb) printMemory(r.memoryMb);
   if (r.mcp) printMcp(r.mcp);

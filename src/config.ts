@@ -37,6 +37,32 @@ const masterKey = z
     return { id, key };
   });
 
+const httpUrl = url.regex(/^https?:\/\//, 'expected an http:// or https:// URL');
+
+/** OTLP over HTTP, as OTEL_EXPORTER_OTLP_PROTOCOL names it; `grpc` (the spec's other value) is not offered. */
+const otlpProtocol = z.enum(['http/protobuf', 'http/json'], { error: 'expected http/protobuf or http/json (grpc is not supported)' });
+
+/** `key=value,key2=value2` (values URL-encoded), as OTEL_EXPORTER_OTLP_HEADERS is written. */
+const otlpHeaders = optionalString.transform((v, ctx) => {
+  const headers: Record<string, string> = {};
+  for (const pair of (v ?? '').split(',').map((s) => s.trim()).filter(Boolean)) {
+    const at = pair.indexOf('=');
+    const name = at > 0 ? pair.slice(0, at).trim() : '';
+    if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name)) {
+      // The value may be a key: the problem names the position, never the text.
+      ctx.addIssue({ code: 'custom', message: 'expected "name=value" pairs separated by commas' });
+      return z.NEVER;
+    }
+    try {
+      headers[name] = decodeURIComponent(pair.slice(at + 1).trim());
+    } catch {
+      ctx.addIssue({ code: 'custom', message: `the value of "${name}" is not URL-encoded text` });
+      return z.NEVER;
+    }
+  }
+  return headers;
+});
+
 const schema = z.object({
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
   LOG_LEVEL: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).default('info'),
@@ -219,6 +245,25 @@ const schema = z.object({
   CONNECTIONS_PER_ADDRESS: z.coerce.number().int().min(0).default(64),
   /** A request still waiting on MongoDB or Temporal this long after its body was read is answered 503 naming it; 0: off. */
   REQUEST_DEADLINE_MS: z.coerce.number().int().min(0).max(600_000).default(5_000),
+  /**
+   * OpenTelemetry traces (docs/observability.md): exported over OTLP/HTTP to `<this>/v1/traces` while set (or while
+   * OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is); unset: no tracing at all.
+   */
+  OTEL_EXPORTER_OTLP_ENDPOINT: optionalString.pipe(httpUrl.optional()),
+  /** The traces' own endpoint, used as it is (no path added); wins over OTEL_EXPORTER_OTLP_ENDPOINT. */
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: optionalString.pipe(httpUrl.optional()),
+  OTEL_EXPORTER_OTLP_PROTOCOL: optionalString.pipe(otlpProtocol.default('http/protobuf')),
+  /** The traces' own protocol; wins over OTEL_EXPORTER_OTLP_PROTOCOL. */
+  OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: optionalString.pipe(otlpProtocol.optional()),
+  /** Headers of every export (a collector's or vendor's key): `name=value,...`, values URL-encoded. Never logged. */
+  OTEL_EXPORTER_OTLP_HEADERS: otlpHeaders,
+  /** The traces' `service.name`. Unset: `prompt-task-runner-api` for the API, `prompt-task-runner-worker` for a worker. */
+  OTEL_SERVICE_NAME: optionalString,
+  /**
+   * `true`: spans of model and tool calls carry the prompts, answers and tool arguments and results as events (the
+   * GenAI convention's switch), each cut to a bounded size. Off: no content of a run is ever in a span.
+   */
+  OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT: optionalString.pipe(z.enum(['true', 'false']).default('false')).transform((v) => v === 'true'),
 });
 
 export type Config = Omit<z.infer<typeof schema>, 'PUBLIC_URL' | 'VARIANT_A_MODEL' | 'WORKER_MAX_PROVIDER_CALLS_PER_OWNER'> & {

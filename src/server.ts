@@ -7,6 +7,7 @@ import { connectTemporal } from './temporal/client';
 import { createApp } from './http/app';
 import { createApiServer } from './http/connection-limits';
 import { APP_CLOSING } from './http/routes/runs/events';
+import { startTracing } from './telemetry/tracing';
 
 /** Once the API stops, answers in flight have this long to finish; then their connections are cut. */
 const CLOSE_GRACE_MS = 5_000;
@@ -20,9 +21,11 @@ const IDLE_SWEEP_MS = 100;
  */
 export async function startServer(config: Config) {
   const logger = createLogger({ level: config.LOG_LEVEL, format: config.LOG_FORMAT, name: 'api' });
+  // Before anything makes a span or a Temporal client: off (undefined) unless an OTLP endpoint is set.
+  const tracing = startTracing(config, 'api');
   const db = await connectDb(config.MONGO_URL, { timeoutMs: config.DEPENDENCY_TIMEOUT_MS });
-  const temporal = await connectTemporal(config);
-  const app = createApp({ config, logger, db, keyring: keyringFromConfig(config), temporal });
+  const temporal = await connectTemporal(config, { traced: !!tracing });
+  const app = createApp({ config, logger, db, keyring: keyringFromConfig(config), temporal, traced: !!tracing });
   const server: Server = createApiServer(app.callback(), { requestTimeoutMs: config.REQUEST_TIMEOUT_MS, perAddress: config.CONNECTIONS_PER_ADDRESS });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -44,6 +47,7 @@ export async function startServer(config: Config) {
     }
     await temporal.connection.close();
     await db.close();
+    await tracing?.shutdown().catch((err: Error) => logger.warn({ err: err.message }, 'could not send the last spans'));
   };
   return {
     server,

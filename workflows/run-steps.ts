@@ -239,14 +239,15 @@ export class RunSteps {
         // The run's model, for the server's sampling requests when its install allows them (activities/mcp-sampling.ts).
         const sampling = { taskId: input.taskId, taskVersion: input.taskVersion, model: { runner: prepared.runner, model: prepared.model, maxTokens: prepared.maxTokens }, usage: log.usage, maxTotalTokens: input.limits.maxTotalTokens };
         try {
-          return await proxyActivities<RunActivities>(options).callMcpTool({ ...where, ...(route.idempotent ? { idempotent: true } : {}), sampling });
+          return await proxyActivities<RunActivities>(options).callMcpTool({ ...where, ...(route.idempotent ? { idempotent: true } : {}), sampling, callId: call.id });
         } finally {
           // A question of the call's server still open (its worker lost, or the server stopped waiting) ends with it.
           if (!CancellationScope.current().consideredCancelled && controls.inputs?.endOpen('the call ended')) await this.record('running');
         }
       }
       const options = { ...clock.bounded(TOOL_CALL), taskQueue: toolTaskQueue(workflowInfo().taskQueue) };
-      return await proxyActivities<RunActivities>(options).callTool(where);
+      // The model's id of the call: the tool call's span says it (activities only read it; replays do not compare it).
+      return await proxyActivities<RunActivities>(options).callTool({ ...where, callId: call.id });
     } catch (err) {
       if (err instanceof RecordClosed) throw err;
       const failure = clock.past(err);

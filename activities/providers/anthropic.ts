@@ -39,7 +39,8 @@ export async function callAnthropic(call: ProviderCall & { maxTokens: number }):
   const u = message.usage;
   const input = tokens(u?.input_tokens) + tokens(u?.cache_creation_input_tokens) + tokens(u?.cache_read_input_tokens);
   const stopReason = typeof message.stop_reason === 'string' ? { stopReason: message.stop_reason } : {};
-  return { text: texts.join(''), toolCalls, usage: { input, output: tokens(u?.output_tokens) }, ...stopReason };
+  const model = typeof message.model === 'string' && message.model ? { model: message.model } : {};
+  return { text: texts.join(''), toolCalls, usage: { input, output: tokens(u?.output_tokens) }, ...stopReason, ...model };
 }
 
 const client = (call: ProviderCall, fetch: ProviderCall['fetch']) =>

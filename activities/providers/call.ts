@@ -35,6 +35,8 @@ export interface ProviderAnswer {
   usage: TokenUsage;
   /** Why the model stopped, in the provider's words (`stop`, `length`, `end_turn`, `max_tokens`…), when it says. */
   stopReason?: string;
+  /** The model that answered, as the provider names it (a dated version of the one asked for), when it says. */
+  model?: string;
 }
 
 export interface TokenUsage {

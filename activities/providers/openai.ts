@@ -33,7 +33,13 @@ export async function callOpenAI(call: ProviderCall): Promise<ProviderAnswer> {
   }
   if (typeof message.content !== 'string' && toolCalls.length === 0) throw malformed('openai', 'neither content nor tool calls');
   const usage = { input: tokens(completion.usage?.prompt_tokens), output: tokens(completion.usage?.completion_tokens) };
-  return { text: message.content ?? '', toolCalls, usage, ...(typeof choice?.finish_reason === 'string' ? { stopReason: choice.finish_reason } : {}) };
+  return {
+    text: message.content ?? '',
+    toolCalls,
+    usage,
+    ...(typeof choice?.finish_reason === 'string' ? { stopReason: choice.finish_reason } : {}),
+    ...(typeof completion.model === 'string' && completion.model ? { model: completion.model } : {}),
+  };
 }
 
 const client = (call: ProviderCall, fetch: ProviderCall['fetch']) =>

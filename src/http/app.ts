@@ -10,6 +10,7 @@ import { requireSession } from './middleware/auth';
 import { accessLog } from './middleware/access-log';
 import { refuseCrossSite } from './middleware/same-site';
 import { requestMetrics } from './middleware/metrics';
+import { traceRequests } from './middleware/trace';
 import { usersRouter } from './routes/users/router';
 import { profilesRouter } from './routes/profiles/router';
 import { tasksRouter } from './routes/tasks/router';
@@ -115,6 +116,7 @@ export function createApp(deps: AppDeps): Koa {
   api.use(tokensRouter(deps).routes());
   api.use(consoleRouter(deps).routes());
 
+  if (deps.traced) app.use(traceRequests());
   app.use(requestMetrics(metrics));
   app.use(accessLog(deps.logger));
   app.use(errorHandler(deps.logger));

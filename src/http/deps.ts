@@ -12,6 +12,8 @@ export interface AppDeps {
   db: Db;
   keyring: Keyring;
   temporal: Client;
+  /** The process traces (src/telemetry/tracing.ts): each request is a span. */
+  traced?: boolean;
 }
 
 export interface AuthState {

@@ -20,6 +20,7 @@ import { createKeyedLimiter } from './keyed-limiter';
 import { isWaitingStart } from '../store/waiting-starts';
 import { FAIRNESS_WEIGHT } from '../store/user-weights';
 import { findTask } from '../store/tasks';
+import { currentTrace, inTrace } from '../telemetry/trace-id';
 
 /** What starting a run needs of its task (not store/tasks.ts's TaskForRun, which only names a task). */
 export type TaskForRun = Pick<TaskRecord, '_id' | 'owner' | 'profile' | 'name' | 'runner' | 'model' | 'version' | 'limits' | 'priority'>;
@@ -69,7 +70,7 @@ async function recordAndStart(deps: StartDeps, task: TaskForRun, run: string, pa
     if (!record) throw liveRunsLimited(limit);
   } else {
     try {
-      record = await createRecord(deps.models, { identity, taskId: task._id, taskVersion: task.version, runner: task.runner, payload, at: new Date(), liveSlot: claim?.slot, replay });
+      record = await createRecord(deps.models, { identity, taskId: task._id, taskVersion: task.version, runner: task.runner, payload, at: new Date(), liveSlot: claim?.slot, replay, trace: currentTrace() });
       created = true;
     } catch (err) {
       const place = claim && { runId, owner: task.owner, slot: claim.slot };
@@ -206,10 +207,12 @@ export async function startFromRecord(deps: Omit<StartDeps, 'logger'>, record: R
         [RECORD_CREATED_MEMO]: record.created_at.getTime(),
       },
     });
-  if (await startUnlessTaken(() => start('REJECT_DUPLICATE'))) return;
+  // Its workflow continues its trigger's trace (when one was recorded), whoever starts it and whenever.
+  const trigger = record.trace_id && record.trace_span_id ? { traceId: record.trace_id, spanId: record.trace_span_id } : undefined;
+  if (await inTrace(trigger, () => startUnlessTaken(() => start('REJECT_DUPLICATE')))) return;
   const held = await describeRunExecution(deps.temporal, record._id);
   if (held && (held.running || !ranEarlierRecord(record, held))) return;
-  await startUnlessTaken(() => start('ALLOW_DUPLICATE'));
+  await inTrace(trigger, () => startUnlessTaken(() => start('ALLOW_DUPLICATE')));
 }
 
 /**

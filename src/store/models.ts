@@ -193,6 +193,10 @@ const run = new Schema(
     replay: { type: replaySettings, default: undefined },
     /** The eval that made this replay (its id); absent otherwise. */
     eval: { type: String },
+    /** The id of the trace its trigger is in, when the API that recorded it traced (docs/observability.md); absent otherwise. */
+    trace_id: { type: String },
+    /** The trigger's span in that trace: the run's workflow continues it, whoever starts it (src/telemetry/trace-id.ts). */
+    trace_span_id: { type: String },
     created_at: { type: Date, required: true },
     modified_at: { type: Date, required: true },
   },

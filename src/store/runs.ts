@@ -1,4 +1,5 @@
 import mongoose, { type Types } from 'mongoose';
+import type { TraceRef } from '../telemetry/trace-id';
 import type { HeldEntry, Message, ReplayOverrides, ReplayTools, RunIdentity, RunRef, RunStatus, RunUsage } from '../contract/types';
 import { isTerminal, runWorkflowId, TERMINAL } from '../contract/constants';
 import { isDuplicateKey, retryWhileBusy } from './connect';
@@ -43,6 +44,8 @@ export interface NewRun {
   liveSlot?: number;
   /** A replay's fields (src/replays/create.ts): the run it replays and how, the eval that made it. */
   replay?: ReplayFields;
+  /** Where the trigger is in its trace, when the API traces. */
+  trace?: TraceRef;
 }
 
 /** What a replay's record holds beyond any run's (models.ts `replay`, `eval`). */
@@ -68,6 +71,7 @@ export async function insertRun(models: Models, run: NewRun): Promise<RunRecord>
     started: false,
     ...(run.liveSlot !== undefined ? { live_slot: run.liveSlot } : {}),
     ...(run.replay ? { replay: run.replay.replay, ...(run.replay.eval !== undefined ? { eval: run.replay.eval } : {}) } : {}),
+    ...(run.trace ? { trace_id: run.trace.traceId, trace_span_id: run.trace.spanId } : {}),
     created_at: run.at,
     modified_at: run.at,
   };

@@ -9,8 +9,11 @@ let installed = false;
  */
 const EXPECTED_WARNINGS = new Set(['No workflows registered, not polling for workflow tasks']);
 
-/** What an operator reads in an SDK entry; the rest (task tokens, run ids, the queue) is noise in every line. */
-const KEPT = ['activityType', 'workflowId', 'attempt', 'durationMs', 'workflowType'] as const;
+/**
+ * What an operator reads in an SDK entry; the rest (task tokens, run ids, the queue) is noise in every line. `trace_id`:
+ * a tracing worker's entries of traced runs have it (the SDK's OpenTelemetry interceptors add it).
+ */
+const KEPT = ['activityType', 'workflowId', 'attempt', 'durationMs', 'workflowType', 'trace_id'] as const;
 
 /**
  * An SDK entry's metadata as a short log object: the attributes an operator reads, and an error as one line

@@ -22,12 +22,29 @@ import { connectTemporal } from './client';
 import { activityMetrics } from './activity-metrics';
 import { ownerSlotCap } from './owner-slots';
 import { createRegistry } from '../metrics';
+import type { Tracing } from '../telemetry/tracing';
+import { makeWorkflowExporter, OpenTelemetryActivityInboundInterceptor, OpenTelemetryActivityOutboundInterceptor } from '@temporalio/interceptors-opentelemetry/lib/worker';
+import type { ActivityInterceptorsFactory } from '@temporalio/worker';
 
+/** The SDK's activity interceptors of a tracing worker: a span per activity, the SDK's log entries of it with its `trace_id`. */
+const tracedActivity: ActivityInterceptorsFactory = (ctx) => ({
+  inbound: new OpenTelemetryActivityInboundInterceptor(ctx),
+  outbound: new OpenTelemetryActivityOutboundInterceptor(ctx),
+});
 
-/** Bundles workflows/ once per process (webpack, a few seconds); every worker reuses the bundle. */
-let bundle: Promise<WorkflowBundleWithSourceMap> | undefined;
-export function workflowBundle(): Promise<WorkflowBundleWithSourceMap> {
-  bundle ??= bundleWorkflowCode({ workflowsPath: require.resolve('../../workflows'), logger: quietBundlerLogger });
+/**
+ * Bundles workflows/ once per process (webpack, a few seconds); every worker reuses the bundle. `traced`: with the
+ * SDK's OpenTelemetry workflow interceptors (only a tracing worker's bundle holds them).
+ */
+const bundles = new Map<boolean, Promise<WorkflowBundleWithSourceMap>>();
+export function workflowBundle(options: { traced?: boolean } = {}): Promise<WorkflowBundleWithSourceMap> {
+  const traced = options.traced === true;
+  let bundle = bundles.get(traced);
+  if (!bundle) {
+    const workflowInterceptorModules = traced ? [require.resolve('../telemetry/workflow-interceptors')] : [];
+    bundle = bundleWorkflowCode({ workflowsPath: require.resolve('../../workflows'), workflowInterceptorModules, logger: quietBundlerLogger });
+    bundles.set(traced, bundle);
+  }
   return bundle;
 }
 
@@ -57,7 +74,10 @@ export interface RunningWorkerParts {
  * WORKER_MAX_MCP_CALLS (they wait on the network). Makes sure the reconciler's Schedule exists, and the retention
  * Schedule exactly while RUN_RETENTION_DAYS is set.
  */
-export async function createWorker(deps: Omit<ActivityDeps, 'callTool' | 'callMcpTool' | 'mcpTasks' | 'templates' | 'temporal' | 'providerFetch'>): Promise<RunningWorkerParts> {
+export async function createWorker(
+  deps: Omit<ActivityDeps, 'callTool' | 'callMcpTool' | 'mcpTasks' | 'templates' | 'temporal' | 'providerFetch'> & { tracing?: Tracing },
+): Promise<RunningWorkerParts> {
+  const { tracing, ...activityDeps } = deps;
   const { config } = deps;
   installTemporalRuntime(deps.logger);
   const servlets = createServletRuntime({ config, logger: deps.logger });
@@ -73,7 +93,7 @@ export async function createWorker(deps: Omit<ActivityDeps, 'callTool' | 'callMc
   const templates = createTemplateSandbox({ timeoutMs: config.TEMPLATE_TIMEOUT_MS, maxPromptBytes: config.RUN_PROMPT_MAX_BYTES });
   const provider = createProviderFetch();
   const followed = pollFollowedRuns(deps.db.models, deps.logger);
-  const temporal = await connectTemporal(config);
+  const temporal = await connectTemporal(config, { traced: !!tracing });
   const clientConnection = temporal.connection;
   const connection = await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS });
   let schedules: { settled: Promise<void>; stop(): void } | undefined;
@@ -93,21 +113,25 @@ export async function createWorker(deps: Omit<ActivityDeps, 'callTool' | 'callMc
       deps.logger,
     );
     await schedules.settled;
-    const activities = createActivities({ ...deps, callTool, callMcpTool, mcpTasks, templates, temporal, providerFetch: provider.fetch, followed });
-    const { callTool: toolActivity, callMcpTool: mcpActivity, startMcpTask, followMcpTask, mcpTaskResult, answerMcpTask, cancelMcpTask, ...rest } = activities;
+    const activities = createActivities({ ...activityDeps, callTool, callMcpTool, mcpTasks, templates, temporal, providerFetch: provider.fetch, followed });
+    const { callTool: toolActivity, callMcpTool: mcpActivity, startMcpTask, followMcpTask, mcpTaskResult, answerMcpTask, cancelMcpTask, ...onMainQueue } = activities;
     const metrics = createRegistry();
     const measured = activityMetrics(metrics);
-    const interceptors = { activity: [measured] };
+    // Tracing: each activity a span (continuing its workflow's), outermost, so a call the owner's cap refuses shows too.
+    const traced = tracing ? [tracedActivity] : [];
+    const interceptors = { activity: [...traced, measured] };
     const main = await Worker.create({
       connection,
       namespace: config.TEMPORAL_NAMESPACE,
       taskQueue: config.TEMPORAL_TASK_QUEUE,
-      workflowBundle: await workflowBundle(),
-      activities: rest,
+      workflowBundle: await workflowBundle({ traced: !!tracing }),
+      // The workflows' spans leave the sandbox through this sink, into the process's span processor.
+      ...(tracing ? { sinks: { exporter: makeWorkflowExporter(tracing.spanProcessor, tracing.resource) } } : {}),
+      activities: onMainQueue,
       maxConcurrentActivityTaskExecutions: config.WORKER_MAX_PROVIDER_CALLS,
       maxCachedWorkflows: config.WORKER_WORKFLOW_CACHE,
       // The owner's cap first: a call it refuses never started, so the metrics do not count it as one.
-      interceptors: { activity: [ownerSlotCap(config.WORKER_MAX_PROVIDER_CALLS_PER_OWNER, metrics), measured] },
+      interceptors: { activity: [...traced, ownerSlotCap(config.WORKER_MAX_PROVIDER_CALLS_PER_OWNER, metrics), measured] },
     });
     const tools = await Worker.create({
       connection,

@@ -105,7 +105,7 @@ describe('faults: the accounts at the end', () => {
     expect(state.markers.map((d) => String(d._id)), 'runs still holding a live-run place (live_runs)').to.deep.equal([]);
   });
 
-  it('left no provider key, install secret, webhook secret, MCP header or access token in MongoDB, in any workflow history, in any process log, in any answer of the API or in any webhook delivery', async function () {
+  it('left no provider key, install secret, webhook secret, MCP header or access token in MongoDB, in any workflow history, in any process log, in any answer of the API, in any webhook delivery or in any span', async function () {
     this.timeout(300_000);
     const stack = faultStack();
     // Canaries, to show the scan can find what is there: a user name (in documents, histories and logs, a worker's
@@ -120,13 +120,18 @@ describe('faults: the accounts at the end', () => {
       { kind: 'canary: user name', value: run.workflowId.split('/')[1]! },
       { kind: 'canary: prompt', value: `Say ${run.text}` },
       { kind: 'canary: delivered task', value: delivered!.workflowId!.split('/').slice(1, 4).join('/') },
+      // The tasks' model: in every model call's span (gen_ai.request.model).
+      { kind: 'canary: model', value: 'fault-model' },
     ];
+    // The spans the services still batched (BatchSpanProcessor: every 5 s) reach the receiver first.
+    await new Promise((r) => setTimeout(r, 6_000));
     const scanner = new SecretScanner([...ledger.secrets, ...canaries]);
     await scanner.scanMongo(stack.mongoUrl);
     await scanner.scanTemporal(await temporalClient());
     scanner.scanFiles(stack.processes.flatMap((p) => p.logFiles));
     scanner.scanAnswers(ledger.answers);
     scanner.scanWebhooks(stack.webhookDeliveries);
+    scanner.scanSpans(stack.traces);
     const answered = ledger.counts.requests - ledger.counts.unreachable.length - ledger.counts.noAnswer.length;
     expect(scanner.scanned.answers, 'every answer scanned (requests neither refused nor unanswered)').to.equal(answered);
     expect(scanner.scanned.webhookDeliveries, 'every delivery scanned').to.equal(stack.webhookDeliveries.length);
@@ -134,6 +139,8 @@ describe('faults: the accounts at the end', () => {
     expect([...found('canary: user name')].sort(), 'where the user name canary was found').to.include.members(['log', 'mongodb', 'temporal']);
     expect([...found('canary: prompt')], 'the prompt canary in an answer').to.include('answer');
     expect([...found('canary: delivered task')], 'the delivered task canary in a webhook delivery').to.include('webhook');
+    expect(scanner.scanned.spans, 'spans received from the services').to.be.greaterThan(0);
+    expect([...found('canary: model')], 'the model canary in the spans').to.include('spans');
     const workerLogs = stack.worker.logFiles.map((f) => `log ${f}`);
     expect(scanner.hits.filter((h) => h.kind === 'canary: user name' && workerLogs.includes(h.where)), 'the user name canary in a worker log').to.not.deep.equal([]);
     expect([...found('canary: prompt')].sort(), 'where the prompt canary was found').to.deep.include.members(['mongodb', 'temporal']);

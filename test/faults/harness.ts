@@ -16,6 +16,7 @@ import { testEnv } from '../helpers/env';
 import { startFakeProvider, type FakeProvider } from '../helpers/fake-provider';
 import { apiSpec, ferretDbSpec, ManagedProcess, temporalDevSpec, workerSpec } from '../helpers/managed-process';
 import { freePort } from '../helpers/net';
+import { startOtlpReceiver, type OtlpReceiver } from '../helpers/otlp-receiver';
 import { countedFetch, countingApi, owners, trigger, type CountingApi } from './client';
 import { closedRun, ledger, type ClosedRun } from './ledger';
 import { providerScript, type ProviderScript } from './provider-script';
@@ -47,6 +48,8 @@ export interface FaultStack {
    */
   webhookDeliveries: Array<{ workflowId?: string; run?: ClosedRun; error?: string; received: string }>;
   webhookUrl: string;
+  /** The collector the API and the worker send their traces to (OTLP/HTTP protobuf, content capture off): scanned too. */
+  traces: OtlpReceiver;
 }
 
 /**
@@ -138,6 +141,10 @@ async function startFaultStack(): Promise<FaultStack> {
   await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
   cleanup.unshift(() => new Promise((r) => receiver.close(r)));
 
+  // Tracing on, as an operator with a collector runs it: the spans are scanned for secrets with everything else.
+  const traces = await startOtlpReceiver();
+  cleanup.unshift(() => traces.close());
+
   const [mongoPort, temporalPort, apiPort] = [await freePort(), await freePort(), await freePort()];
   const mongoUrl = `mongodb://127.0.0.1:${mongoPort}/faults`;
   const temporalAddress = `127.0.0.1:${temporalPort}`;
@@ -162,6 +169,7 @@ async function startFaultStack(): Promise<FaultStack> {
     // MCP installs reach server-everything on loopback (worker.fault.ts), which the network guard refuses otherwise.
     MCP_ALLOWLIST: '127.0.0.1',
     WEBHOOK_RETRY_INITIAL_MS: '500',
+    OTEL_EXPORTER_OTLP_ENDPOINT: traces.url,
   };
 
   const mongodb = new ManagedProcess('ferretdb', ferretDbSpec({ bin: ferretdbBin, dir: path.join(dataDir, 'ferretdb'), port: mongoPort, logLevel: 'warn' }), logDir);
@@ -203,7 +211,7 @@ async function startFaultStack(): Promise<FaultStack> {
 
   await Promise.all([mongodb.start(), temporal.start()]);
   await Promise.all([worker.start(), api.start()]);
-  stack = { apiUrl, env, mongoUrl, temporalAddress, namespace: 'default', fake, script, temporal, mongodb, api, worker, processes, logDir, webhookDeliveries, webhookUrl: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook` };
+  stack = { apiUrl, env, mongoUrl, temporalAddress, namespace: 'default', fake, script, temporal, mongodb, api, worker, processes, logDir, webhookDeliveries, webhookUrl: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`, traces };
   return stack;
 }
 

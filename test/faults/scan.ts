@@ -64,7 +64,7 @@ export function texts(value: unknown, out: string[] = [], depth = 0): string[] {
 export class SecretScanner {
   readonly hits: SecretHit[] = [];
   /** What was read: documents, collections, histories, events, log files and bytes. */
-  readonly scanned = { collections: 0, documents: 0, workflows: 0, historyEvents: 0, logFiles: 0, logBytes: 0, answers: 0, webhookDeliveries: 0 };
+  readonly scanned = { collections: 0, documents: 0, workflows: 0, historyEvents: 0, logFiles: 0, logBytes: 0, answers: 0, webhookDeliveries: 0, traceExports: 0, spans: 0 };
   private readonly patterns: Array<{ kind: string; needles: string[] }>;
 
   constructor(secrets: Secret[]) {
@@ -126,6 +126,15 @@ export class SecretScanner {
       this.scanned.webhookDeliveries++;
       this.check(`webhook ${workflowId ?? '(unverified)'}`, [received]);
     }
+  }
+
+  /** What the OTLP receiver got from the API and the worker: each export's body as sent, and decoded. */
+  scanSpans(traces: { requests: Array<{ text: string }>; spans: unknown[] }) {
+    this.scanned.spans = traces.spans.length;
+    traces.requests.forEach((r, i) => {
+      this.scanned.traceExports++;
+      this.check(`spans export ${i}`, [r.text]);
+    });
   }
 
   scanFiles(files: string[]) {

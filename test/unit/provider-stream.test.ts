@@ -36,7 +36,7 @@ describe('provider streaming', () => {
     const seen: string[] = [];
     const answer = await callOpenAI(call(fake.openaiBaseUrl, (t) => seen.push(t)));
     expect(seen).to.deep.equal(['a', 'ab', 'abc']);
-    expect(answer).to.deep.equal({ text: 'abc', toolCalls: [], usage: { input: 7, output: 3 }, stopReason: 'stop' });
+    expect(answer).to.deep.equal({ text: 'abc', toolCalls: [], usage: { input: 7, output: 3 }, stopReason: 'stop', model: 'fake' });
     expect(fake.requests[0]!.body).to.include({ stream: true });
     expect(fake.requests[0]!.body.stream_options).to.deep.equal({ include_usage: true });
   });
@@ -54,7 +54,7 @@ describe('provider streaming', () => {
     const seen: string[] = [];
     const answer = await callAnthropic(call(fake.anthropicBaseUrl, (t) => seen.push(t)));
     expect(seen).to.deep.equal(['a', 'abc']);
-    expect(answer).to.deep.equal({ text: 'abc', toolCalls: [{ id: 't1', name: 'lookup', arguments: { q: 'y' } }], usage: { input: 9, output: 6 }, stopReason: 'tool_use' });
+    expect(answer).to.deep.equal({ text: 'abc', toolCalls: [{ id: 't1', name: 'lookup', arguments: { q: 'y' } }], usage: { input: 9, output: 6 }, stopReason: 'tool_use', model: 'fake' });
     expect(fake.requests[0]!.body).to.include({ stream: true });
   });
 

@@ -31,7 +31,7 @@ type MatchedLayer = { path: string | RegExp; methods: string[] };
  * matched layer that is a route), but from `ctx.matched`: `_matchedRoute` is overwritten by each middleware layer
  * that runs, so a request refused by one (a 401 from the session check) would be labelled with that layer's pattern.
  */
-function routeOf(ctx: { method: string }): string {
+export function routeOf(ctx: { method: string }): string {
   const matched = (ctx as { matched?: MatchedLayer[] }).matched ?? [];
   for (let i = matched.length - 1; i >= 0; i--) {
     if (matched[i]!.methods.includes(ctx.method)) return String(matched[i]!.path);

@@ -20,7 +20,7 @@ export type TextLoader = (text: Text) => Promise<string>;
  */
 export async function renderRun(head: RunHead, body: RunBody, load: TextLoader): Promise<RunView> {
   const results = await Promise.all(body.entries.map((entry) => resolveEntry(entry, load)));
-  return presentRun({ name: head.name, status: body.status, results, createdAt: head.created_at, modifiedAt: body.modifiedAt, usage: body.usage, replay: head.replay, eval: head.eval });
+  return presentRun({ name: head.name, status: body.status, results, createdAt: head.created_at, modifiedAt: body.modifiedAt, usage: body.usage, replay: head.replay, eval: head.eval, trace_id: head.trace_id });
 }
 
 /** A record's run as reads present it: every entry it holds, from the store. Throws as `renderRun`. */

@@ -58,6 +58,10 @@ export const runView = z
     replay_of: z.string().optional().meta({ description: 'A replay (docs/replays.md): the name of the run it replays. Absent on other runs' }),
     overrides: replayOverrides.optional().meta({ description: 'A replay: what it changes of its original (absent fields: the original’s)' }),
     eval: z.string().optional().meta({ description: 'A replay made by an eval: the eval’s id' }),
+    trace_id: z
+      .string()
+      .optional()
+      .meta({ description: 'The OpenTelemetry trace of the run (32 hex digits), when the service traced its trigger (docs/observability.md). Absent otherwise' }),
   })
   .meta({ id: 'Run' });
 export type RunView = z.infer<typeof runView>;
@@ -71,7 +75,7 @@ type _RunViewIsTheWorkflows = [
 ];
 
 /** A record's replay fields, as the presenter takes them (store/runs.ts ReplayFields). */
-export type ReplayHead = { replay?: { of: string; overrides?: StoredOverrides | null } | null; eval?: string | null };
+export type ReplayHead = { replay?: { of: string; overrides?: StoredOverrides | null } | null; eval?: string | null; trace_id?: string | null };
 type StoredOverrides = { [K in keyof ReplayOverrides]?: ReplayOverrides[K] | null };
 
 /**
@@ -91,6 +95,8 @@ export function presentRun(
     // A replay's fields only on replays: every other run's object is as it always was.
     ...(run.replay ? { replay_of: run.replay.of, overrides: definedOverrides(run.replay.overrides ?? {}) } : {}),
     ...(run.eval ? { eval: run.eval } : {}),
+    // Only on runs whose trigger was traced: every other run's object is as it always was.
+    ...(run.trace_id ? { trace_id: run.trace_id } : {}),
   };
 }
 

@@ -177,7 +177,7 @@ export function runReads(deps: AppDeps, lifecycle: Runs, reader: RunReader, heal
     const count = entryCount(record);
     const wanted = count > 0 && record.status !== 'running';
     const results = wanted ? await resolve(await readEntries(models, record, count - 1, count)) : [];
-    return presentRun({ name: record.name, status: record.status, results, createdAt: record.created_at, modifiedAt: record.modified_at, usage: record.usage, replay: record.replay, eval: record.eval });
+    return presentRun({ name: record.name, status: record.status, results, createdAt: record.created_at, modifiedAt: record.modified_at, usage: record.usage, replay: record.replay, eval: record.eval, trace_id: record.trace_id });
   }
 
   async function read(ctx: Context, id: RunIdentity): Promise<void> {
