@@ -111,6 +111,8 @@ const schema = z.object({
   LIVE_RUN_CACHE_MS: z.coerce.number().int().min(0).max(5_000).default(500),
   /** How long the API reuses a run record for reads; a deleted run may be served this long after deletion. */
   RUN_RECORD_CACHE_MS: z.coerce.number().int().min(0).max(10_000).default(2_000),
+  /** How long an API process reuses a task queue's backlog figure from Temporal (a live run's `?include=queue`). */
+  QUEUE_STATS_CACHE_MS: z.coerce.number().int().min(0).max(60_000).default(5_000),
   /**
    * How long the API reuses what a trigger looks up (the task, a signed URL's revocations). A task change or a
    * revocation made through another API process takes effect there within this bound; through this one, at once.

@@ -107,10 +107,19 @@ export function runOperations(): Operation[] {
         method: 'get',
         path: run,
         summary: `Read a run (${which})`,
-        description: 'Poll until `status` is `ready` or `error`. A closed run has an `ETag`; `If-None-Match` gets a 304.',
+        description:
+          'Poll until `status` is `ready` or `error`. A closed run has an `ETag`; `If-None-Match` gets a 304. `?include=queue` adds to a live run its task queue\'s backlog (`queue`: Temporal\'s estimate, and when it was read).',
         tags,
         session: true,
-        params: { path: runParams },
+        params: {
+          path: runParams,
+          query: z.object({
+            include: z
+              .enum(['queue'])
+              .optional()
+              .meta({ description: '`queue`: a live run shows `queue: {backlog_estimate, as_of}`, the tasks waiting in its task queue (every run\'s, fairness aside: Temporal gives no run\'s place), read at most every QUEUE_STATS_CACHE_MS' }),
+          }),
+        },
         responses: {
           200: {
             description: 'The run',
@@ -122,7 +131,7 @@ export function runOperations(): Operation[] {
             examples: { ready: { summary: 'A run that ended', value: runExample } },
           },
           304: { description: 'Not modified (a closed run, `If-None-Match`)' },
-          ...missing,
+          ...errors({ 400: 'A bad run name (`path.run`), or `query.include` other than `queue`', 404: 'No such run (or another user’s)' }),
         },
       },
       {

@@ -58,6 +58,13 @@ export const runView = z
     replay_of: z.string().optional().meta({ description: 'A replay (docs/replays.md): the name of the run it replays. Absent on other runs' }),
     overrides: replayOverrides.optional().meta({ description: 'A replay: what it changes of its original (absent fields: the original’s)' }),
     eval: z.string().optional().meta({ description: 'A replay made by an eval: the eval’s id' }),
+    queue: z
+      .object({
+        backlog_estimate: z.number().int().min(0).meta({ description: 'Tasks waiting in the run\'s task queue (workflow and activity tasks of every run there): Temporal\'s estimate' }),
+        as_of: z.string().meta({ description: 'When Temporal gave it (ISO 8601)' }),
+      })
+      .optional()
+      .meta({ description: 'Only on a live run read with `?include=queue` (docs/runs.md)' }),
     trace_id: z
       .string()
       .optional()

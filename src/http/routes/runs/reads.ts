@@ -1,7 +1,7 @@
 import crypto from 'node:crypto';
 import type { Context } from 'koa';
 import { LRUCache } from 'lru-cache';
-import { dependencyUnavailable, notFound } from '../../../errors';
+import { badRequest, dependencyUnavailable, notFound } from '../../../errors';
 import { unavailableDependency } from '../../../dependencies';
 import { resolveEntry, StoredContentMissing } from '../../../store/run-content';
 import { entryCount, findRun, listRuns, readEntries, runCursor, runWorkflowId, type RunRecord } from '../../../store/runs';
@@ -16,6 +16,7 @@ import type { Page } from '../../../store/keyset';
 import { renderRecord, renderRun, type RunBody, type RunHead } from '../../presenters/run-record';
 import { presentRun, type RunView } from '../../presenters/run';
 import { etagFresh } from '../../not-modified';
+import { createQueueStats } from '../../../runs/queue-stats';
 
 /** A run list's answer stops adding runs past this size (the first run always goes in); `Link` gives the rest. */
 const LIST_MAX_BYTES = 8 * 1024 * 1024;
@@ -40,6 +41,23 @@ export function runReads(deps: AppDeps, lifecycle: Runs, reader: RunReader, heal
   const closedBodies = new LRUCache<string, string>({ maxSize: cacheChars, sizeCalculation: (body) => Math.max(1, body.length) });
   /** A live run's rendered body, per query answer (the reader hands out the same view until it refreshes). */
   const liveBodies = new WeakMap<LiveView, string>();
+  const queueStats = createQueueStats({ temporal: deps.temporal, namespace: deps.config.TEMPORAL_NAMESPACE, logger: deps.logger }, deps.config.QUEUE_STATS_CACHE_MS);
+
+  /**
+   * `?include=queue` on a live run: its task queue's backlog from Temporal's statistics (runs/queue-stats.ts), added to
+   * the body only when asked (the run object is otherwise as it always was). Not on a closed run: nothing of it waits.
+   */
+  const wantsQueue = (ctx: Context): boolean => {
+    const include = ctx.query.include;
+    if (include === undefined) return false;
+    if (include !== 'queue') throw badRequest(`query.include: expected "queue" (the only thing a run read adds), got ${JSON.stringify(include).slice(0, 100)}`);
+    return true;
+  };
+  const withQueue = async (ctx: Context, body: string, asked: boolean): Promise<string> => {
+    if (!asked) return body;
+    const queue = await queueStats.get(deps.config.TEMPORAL_TASK_QUEUE);
+    return queue ? `${body.slice(0, -1)},"queue":${JSON.stringify(queue)}}` : body;
+  };
 
   const resolve = (entries: HeldEntry[]): Promise<ResultEntry[]> => Promise.all(entries.map((e) => resolveEntry(e, texts.load)));
   /** A run's JSON as reads answer it (presenters/run-record.ts: webhooks send the same). */
@@ -79,7 +97,7 @@ export function runReads(deps: AppDeps, lifecycle: Runs, reader: RunReader, heal
     ctx.set('Cache-Control', 'no-store');
     ctx.set('Run-Source', 'live');
     ctx.type = 'application/json';
-    ctx.body = body;
+    ctx.body = await withQueue(ctx, body, wantsQueue(ctx));
   };
 
   /** The record's run, with the entries this process knows beyond its last write. */
@@ -87,7 +105,8 @@ export function runReads(deps: AppDeps, lifecycle: Runs, reader: RunReader, heal
     ctx.set('Cache-Control', 'no-store');
     ctx.set('Run-Source', 'record');
     ctx.type = 'application/json';
-    ctx.body = known.length > entryCount(record) ? await render(record, { status: record.status, modifiedAt: record.modified_at, entries: known, usage: record.usage }) : await renderStored(record);
+    const body = known.length > entryCount(record) ? await render(record, { status: record.status, modifiedAt: record.modified_at, entries: known, usage: record.usage }) : await renderStored(record);
+    ctx.body = await withQueue(ctx, body, wantsQueue(ctx));
   };
 
   return {
@@ -181,6 +200,7 @@ export function runReads(deps: AppDeps, lifecycle: Runs, reader: RunReader, heal
   }
 
   async function read(ctx: Context, id: RunIdentity): Promise<void> {
+    wantsQueue(ctx); // a bad `include` is a 400 whatever the run's state
     let record: RunRecord | null;
     try {
       record = await records.get(runWorkflowId(id), () => findRun(models, id));
