@@ -20,6 +20,7 @@ import { devServerDynamicConfigFlags, devServerSqliteFlags } from '../temporal/d
 import { assertPortFree, ferretDbArgs, portOpen, ProcessGroup, waitFor } from './dev-processes';
 import { removeDevStack, resolveDataDir, writeDevStack } from './dev-stack-file';
 import { dropUnreachableStacks, registerStack, stacksDir, unregisterStack } from './stack-registry';
+import { tracingSettings } from '../telemetry/settings';
 
 const root = path.resolve(__dirname, '../..');
 const log = (msg: string) => process.stdout.write(`[dev] ${msg}\n`);
@@ -161,6 +162,8 @@ async function main() {
     registered = registerStack(cacheEnv, { dataDir, stack: { pid: process.pid, apiUrl: api } });
     const metricsHost = config.HOST === '0.0.0.0' || config.HOST === '::' ? '127.0.0.1' : config.HOST;
     const metricsUrl = `http://${metricsHost.includes(':') ? `[${metricsHost}]` : metricsHost}:${workerHttpPort}/metrics`;
+    const traced = tracingSettings(config, 'api');
+    const traces = traced ? `OTLP ${traced.protocol} to ${traced.url}   (the API and the worker; each run's trace_id on its run object)` : 'off   (set OTEL_EXPORTER_OTLP_ENDPOINT to send them to a collector: docs/observability.md)';
     process.stdout.write(`
 Prompt task runner is up.
   API:              ${api}   (every route: ${api}/docs)
@@ -171,6 +174,7 @@ Prompt task runner is up.
   Temporal gRPC:    ${temporalAddress}
   MongoDB:          ${mongoUrl.replace(/\/\/[^@]*@/, '//***@')}
   Worker metrics:   ${metricsUrl}   (the worker's ptr_ metrics; /healthz and /readyz beside them)
+  Traces:           ${traces}
   Data:             ${dataDir}
 
 A session for local user "${dev.DEV_USER}" (more: npm run session -- create --user NAME):

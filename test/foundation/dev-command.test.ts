@@ -139,6 +139,7 @@ describe('npm run dev', function () {
     // The worker's metrics, where the banner says.
     const metricsUrl = `http://127.0.0.1:${env.WORKER_HTTP_PORT}/metrics`;
     expect(first.output()).to.match(new RegExp(`Worker metrics: +${metricsUrl.replace(/\./g, '\\.')}`));
+    expect(first.output()).to.match(/Traces: +off +\(set OTEL_EXPORTER_OTLP_ENDPOINT/);
     // Until the worker has bundled its workflows, its endpoint serves the process metrics only.
     let metrics = '';
     for (let i = 0; i < 300 && !metrics.includes('# TYPE ptr_'); i++) {
