@@ -1,6 +1,6 @@
-import { WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
+import { isGrpcServiceError, WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
-import { conflict, notFound } from '../../../errors';
+import { conflict, dependencyUnavailable, notFound } from '../../../errors';
 import { findRun, type RunRecord } from '../../../store/runs';
 import type { Runs } from '../../../runs';
 import { closedStatusName, GONE_REASON } from '../../../runs/endings';
@@ -127,8 +127,8 @@ export function runControl(runs: Runs, changed: (runId: string) => void) {
       // Not started yet (or its start is under way): it cannot have asked anything. Left as it is.
       if (err instanceof WorkflowNotFoundError && !record.started) throw unstarted;
       if (err instanceof WorkflowNotFoundError) return withoutWorkflow(record, id, undefined);
-      if (!(err instanceof WorkflowUpdateFailedError)) throw err;
-      const answer = runsAnswer(err);
+      if (!(err instanceof WorkflowUpdateFailedError) && !updateAborted(err)) throw err;
+      const answer = err instanceof WorkflowUpdateFailedError ? runsAnswer(err) : undefined;
       if (answer) throw answer;
       // Not the run's answer: the server rejected the update because the workflow closed (or completed a task)
       // before a worker took it: an answer landing as the run ends. Nothing changed. A run that has ended
@@ -138,11 +138,25 @@ export function runControl(runs: Runs, changed: (runId: string) => void) {
         await send();
       } catch (again) {
         if (again instanceof WorkflowNotFoundError) return withoutWorkflow(record, id, undefined);
+        if (updateAborted(again)) throw (await isRunning(record._id)) ? dependencyUnavailable('temporal', undefined, 'the run did not take the decision; send it again') : runClosed(id.run);
         if (!(again instanceof WorkflowUpdateFailedError)) throw again;
         throw runsAnswer(again) ?? runClosed(id.run);
       }
     }
     changed(record._id);
+  }
+
+  /**
+   * The server aborted the update without the workflow deciding it (FAILED_PRECONDITION: "unable to perform workflow
+   * execution update due to unexpected workflow task failure", or "workflow update was aborted"): the workflow task
+   * that carried it failed or was dropped, as happens when twenty decisions land on one run at once while it ends.
+   * Nothing was applied (an aborted update never reaches its handler), so it is answered as a decision that came too
+   * late, or sent once more while the run still runs.
+   */
+  function updateAborted(err: unknown): boolean {
+    const grpc = (err as { cause?: unknown } | undefined)?.cause ?? err;
+    if (!isGrpcServiceError(grpc) || grpc.code !== 9) return false;
+    return /workflow task failure|update was aborted/i.test(grpc.details ?? grpc.message);
   }
 
   /** Whether the run's workflow is still running (false when it has closed or is gone). */
