@@ -53,7 +53,7 @@ export function runReads(deps: AppDeps, lifecycle: Runs, reader: RunReader, heal
     if (include !== 'queue') throw badRequest(`query.include: expected "queue" (the only thing a run read adds), got ${JSON.stringify(include).slice(0, 100)}`);
     return true;
   };
-  const withQueue = async (ctx: Context, body: string, asked: boolean): Promise<string> => {
+  const withQueue = async (body: string, asked: boolean): Promise<string> => {
     if (!asked) return body;
     const queue = await queueStats.get(deps.config.TEMPORAL_TASK_QUEUE);
     return queue ? `${body.slice(0, -1)},"queue":${JSON.stringify(queue)}}` : body;
@@ -97,7 +97,7 @@ export function runReads(deps: AppDeps, lifecycle: Runs, reader: RunReader, heal
     ctx.set('Cache-Control', 'no-store');
     ctx.set('Run-Source', 'live');
     ctx.type = 'application/json';
-    ctx.body = await withQueue(ctx, body, wantsQueue(ctx));
+    ctx.body = await withQueue(body, wantsQueue(ctx));
   };
 
   /** The record's run, with the entries this process knows beyond its last write. */
@@ -106,7 +106,7 @@ export function runReads(deps: AppDeps, lifecycle: Runs, reader: RunReader, heal
     ctx.set('Run-Source', 'record');
     ctx.type = 'application/json';
     const body = known.length > entryCount(record) ? await render(record, { status: record.status, modifiedAt: record.modified_at, entries: known, usage: record.usage }) : await renderStored(record);
-    ctx.body = await withQueue(ctx, body, wantsQueue(ctx));
+    ctx.body = await withQueue(body, wantsQueue(ctx));
   };
 
   return {
