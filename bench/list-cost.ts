@@ -77,6 +77,13 @@ async function main(): Promise<void> {
         listRuns(db.models, TASK, { limit: PAGE }, ['pending', 'running']),
       );
     }
+    // FerretDB-on-SQLite's cost grows with each document's size (it decodes each from its JSON column): the same 100
+    // documents' reads in a collection of ~30-byte documents and of ~1 KiB ones (a run's record is about the latter).
+    for (const [label, doc] of [['~30 B', {}], ['~1 KiB', { pad: 'x'.repeat(800), status: 'running', usage: { input_tokens: 1, output_tokens: 2 }, at: new Date() }]] as const) {
+      const scratch = db.models.Run.db.collection(`bench_floor_${label.replace(/\W/g, '')}`);
+      for (let i = 0; i < 1_000; i += 500) await scratch.insertMany(Array.from({ length: 500 }, (_, k) => ({ n: i + k, ...doc })));
+      out[`any ${PAGE} documents of ${label} (no filter, no sort), ms`] = await cost(ferret.pid, 30, () => scratch.find({}).limit(PAGE + 1).toArray());
+    }
     // 1,000 live runs of one owner: each holds a place (store/live-runs.ts), and the task above holds their records.
     for (let slot = 0; slot < LIVE; slot++) {
       await db.models.LiveRun.collection.insertOne({ _id: `bench:${slot}` as never, owner: 'bench', run: `r${slot}`, at: new Date() });
