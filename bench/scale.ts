@@ -4,9 +4,11 @@
  * (bench/baseline, the throughput part's baseline) at the same load on the same server, with each process's CPU per
  * run. Target: ours ≥ 80 % of bare at every load.
  *
- * A round triggers `runsPerRound` runs; the rate is taken over the round's steady window, from its first run closed to
- * the last close that let a new run start (all that while, exactly `n` were in flight), so neither the ramp-up nor
- * the drain of the last `n` runs weighs on it. Rounds go ours, bare, bare, ours (a linear drift of the machine hits
+ * A round triggers `runsPerRound` runs; the rate is taken over the round's steady window, from its `n`-th run closed
+ * (from then on every run in flight was started by a close: the first `n`, triggered at once, are through the API
+ * and the queues) to the last close that let a new run start (all that while, exactly `n` were in flight), so neither
+ * the ramp-up (a burst of `n` triggers) nor the drain of the last `n` runs weighs on it. A round too short for that
+ * (`--scale-runs` below 2n + 2) takes its window from its first close. Rounds go ours, bare, bare, ours (a linear drift of the machine hits
  * both sides alike), each after the stack has settled. CPU per run: each process's CPU over its whole rounds over the
  * runs closed in them.
  */
@@ -22,8 +24,8 @@ export const SCALE_SIZES = [32, 256, 1000];
 const TARGET_RATIO = 0.8;
 const ORDER = ['ours', 'bare', 'bare', 'ours'] as const;
 type Side = (typeof ORDER)[number];
-/** A round's runs: half as many again as are in flight (a steady window of `n / 2` closes), at least 160. */
-const runsPerRoundFor = (n: number) => Math.max(160, Math.ceil(1.5 * n));
+/** A round's runs: three times as many as are in flight (a steady window of `n` closes), at least 160. */
+const runsPerRoundFor = (n: number) => Math.max(160, 3 * n);
 /** Trigger requests (and bare workflow starts) in flight at once, as a client's connection pool would send them. */
 const TRIGGER_CONCURRENCY = 200;
 const TASK = 'scale';
@@ -167,14 +169,17 @@ async function keepInFlight(n: number, runs: number, side: Side, name: (i: numbe
     ),
   );
   const seconds = (performance.now() - began) / 1000;
-  // Closes 1 to runs − n each started a new run: between the first and the last of them, n were in flight.
+  // Closes 1 to runs − n each started a new run: between the first and the last of them, n were in flight; from the
+  // n-th on, every one of them had been started by a close.
   const lastSteady = Math.min(runs - n, closedAt.length) - 1;
-  const steadySeconds = lastSteady >= 1 ? (closedAt[lastSteady]! - closedAt[0]!) / 1000 : 0;
-  const steadyPerSecond = steadySeconds > 0 ? lastSteady / steadySeconds : NaN;
+  const firstSteady = lastSteady - (n - 1) >= 2 ? n - 1 : 0;
+  const steadyCloses = lastSteady - firstSteady;
+  const steadySeconds = steadyCloses >= 1 ? (closedAt[lastSteady]! - closedAt[firstSteady]!) / 1000 : 0;
+  const steadyPerSecond = steadySeconds > 0 ? steadyCloses / steadySeconds : NaN;
   totals.closed += closedAt.length;
   totals.seconds += seconds;
   if (steadySeconds > 0) {
-    totals.steadyCloses += lastSteady;
+    totals.steadyCloses += steadyCloses;
     totals.steadySeconds += steadySeconds;
   }
   return { figures: { side, runs, seconds: round(seconds), steadyPerSecond: round(steadyPerSecond), perSecond: round(closedAt.length / seconds) }, elsewhere };
