@@ -1,6 +1,11 @@
 import crypto from 'node:crypto';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
+import { createApp } from '../../src/http/app';
+import { connectTemporal } from '../../src/temporal/client';
 import { getStack } from '../helpers/stack';
+import { startTcpProxy } from '../helpers/tcp-proxy';
 import { api as apiFor, signedIn, startApi } from '../helpers/api';
 import { openaiText } from '../helpers/fake-provider';
 import { createTask, postSigned, signedUrl, until, waitForRun } from '../helpers/runs';
@@ -53,6 +58,49 @@ describe('runs: the task queue backlog of a live run (?include=queue)', function
     const worker = await getStack().startWorker({ TEMPORAL_TASK_QUEUE: queue });
     try {
       for (const run of ['r1', 'r2', 'r3']) expect((await waitForRun(api, `${server.url}${path(run)}`)).status).to.equal('ready');
+    } finally {
+      await worker.stop();
+    }
+  });
+
+  it('answers a live run without it when Temporal stops answering (the read does not fail for it)', async () => {
+    const stack = getStack();
+    const { sessionId } = await signedIn('queue3');
+    const api = apiFor(sessionId, server.url);
+    await createTask(api, 'default', 't');
+    expect((await postSigned(await signedUrl(api, 'default', 't'), { text: 'x' }, { 'run-id': 's1' })).status).to.equal(201);
+    // A second API on the same queue whose Temporal is behind a proxy the test stalls (a server that hangs).
+    const proxy = await startTcpProxy(stack.config.TEMPORAL_ADDRESS);
+    const config = stack.configWith({ TEMPORAL_ADDRESS: proxy.address, TEMPORAL_TASK_QUEUE: queue, QUEUE_STATS_CACHE_MS: '0', DEPENDENCY_TIMEOUT_MS: '1000' });
+    // Its connection is left open to the process's end: closing it while the SDK still retries the stalled calls
+    // throws from the SDK's retry timer ("Channel has been shut down").
+    const temporal = await connectTemporal(config);
+    const app = http.createServer(createApp({ config, logger: stack.logger, db: stack.db, keyring: stack.keyring, temporal }).callback()).listen(0, '127.0.0.1');
+    await new Promise((r) => app.once('listening', r));
+    const proxied = apiFor(sessionId, `http://127.0.0.1:${(app.address() as AddressInfo).port}`);
+    const path = '/api/runs/~/default/t/s1?include=queue';
+    try {
+      const answered = await until('the backlog through the proxy', async () => {
+        const res = await proxied.get(path);
+        expect(res.status, res.text).to.equal(200);
+        return res.body.queue ? res.body : undefined;
+      });
+      expect(answered.queue.backlog_estimate).to.be.at.least(1);
+      proxy.stall();
+      const res = await proxied.get(path);
+      expect(res.status, res.text).to.equal(200);
+      expect(res.body.status).to.equal('pending');
+      expect(res.body).not.to.have.property('queue');
+    } finally {
+      app.closeAllConnections();
+      app.close();
+      await proxy.close();
+    }
+    // The run ends once a worker polls its queue.
+    stack.fake.script(() => openaiText('done'));
+    const worker = await stack.startWorker({ TEMPORAL_TASK_QUEUE: queue });
+    try {
+      expect((await waitForRun(api, `${server.url}/api/runs/~/default/t/s1`)).status).to.equal('ready');
     } finally {
       await worker.stop();
     }
