@@ -39,7 +39,7 @@ async function startTracedPair(receiver: OtlpReceiver, settings: Record<string, 
   const worker = new ManagedProcess('traced-worker', workerSpec(own));
   const api = new ManagedProcess('traced-api', apiSpec(own, url));
   await Promise.all([worker.start(), api.start()]);
-  return { url, stop: () => Promise.all([api.stop(), worker.stop()]) };
+  return { url, processes: [api, worker], stop: () => Promise.all([api.stop(), worker.stop()]) };
 }
 
 /** A run whose model calls a servlet's tool, then answers; every text of it unique, to be looked for in the spans. */
@@ -222,6 +222,25 @@ for (const protocol of ['http/protobuf', 'http/json'] as const) {
     });
   });
 }
+
+describe('tracing with no collector listening', function () {
+  this.timeout(120_000);
+  after(() => getStack().fake.reset());
+
+  it('ends runs ready with their trace_id, and the API and the worker stop on SIGTERM without being killed', async () => {
+    // OTEL_EXPORTER_OTLP_ENDPOINT names a loopback port nothing listens on: every export is refused.
+    const pair = await startTracedPair({ url: `http://127.0.0.1:${await freePort()}` } as OtlpReceiver, {});
+    try {
+      const { run, variantA } = await toolThenAnswer(pair.url);
+      expect(run.trace_id).to.match(/^[0-9a-f]{32}$/);
+      expect(variantA.trace_id).to.equal(run.trace_id);
+    } finally {
+      await pair.stop();
+    }
+    // Each stopped on its own (exit code 0), not by the SIGKILL stop() sends after its grace period.
+    for (const p of pair.processes) expect(p.exits.at(-1), p.name).to.include({ code: 0, signal: null });
+  });
+});
 
 describe('tracing off (the shared stack)', () => {
   it('gives run objects no trace_id', async () => {
