@@ -15,15 +15,17 @@ import type { ApprovalBody, InputBody } from './schema';
 const runClosed = (run: string) => conflict(`run "${run}" has already ended`, 'run_closed');
 
 /**
+ * A decision the server aborts (or rejects for a closing workflow task) while the run runs is sent this many times in
+ * all, pausing DELIVERY_PAUSE_MS, then twice as long each time (50, 100, 200, 400 ms: about 0.75 s at most).
+ */
+const DELIVERY_ATTEMPTS = 5;
+const DELIVERY_PAUSE_MS = 50;
+
+/**
  * Control of a live run: cancel it, decide a tool call waiting for approval, answer its MCP server's question. Each
  * goes to the run's workflow (a signal, an update), which is the run's only writer; `changed` tells the reads of this
  * process to forget what they hold of the run. Throws 404 for an unknown run, 409 `run_closed` for a run that has ended.
  */
-/** A decision the server aborts (or rejects for a closing workflow task) while the run runs is sent this many times in all, */
-const DELIVERY_ATTEMPTS = 5;
-/** pausing 50, 100, 200, 400 ms between the attempts (about 0.75 s at most). */
-const DELIVERY_PAUSE_MS = 50;
-
 export function runControl(runs: Runs, changed: (runId: string) => void) {
   const { models, temporal } = runs.deps;
 
