@@ -86,14 +86,27 @@ export async function startStack(): Promise<Stack> {
     });
   } else {
     if (!testEnv.temporalCli) throw new Error('set TEMPORAL_CLI or TEMPORAL_ADDRESS (scripts/test.sh sets them)');
-    temporalEnv = await TestWorkflowEnvironment.createLocal({
-      server: {
-        executable: { type: 'existing-path', path: testEnv.temporalCli },
-        ip: '127.0.0.1',
-        searchAttributes: SEARCH_ATTRIBUTES,
-        extraArgs: [...devServerDynamicConfigFlags(), '--log-level', 'error'],
-      },
-    });
+    const cli = testEnv.temporalCli;
+    const start = () =>
+      TestWorkflowEnvironment.createLocal({
+        server: {
+          executable: { type: 'existing-path', path: cli },
+          ip: '127.0.0.1',
+          searchAttributes: SEARCH_ATTRIBUTES,
+          extraArgs: [...devServerDynamicConfigFlags(), '--log-level', 'error'],
+        },
+      });
+    // The SDK gives the dev server 5 s to answer (a fixed limit): on a busy machine it once took longer and the whole
+    // suite failed in its first hook. A server that missed it is started again, on a new port, twice at most.
+    for (let attempt = 1; ; attempt++) {
+      try {
+        temporalEnv = await start();
+        break;
+      } catch (err) {
+        if (attempt === 3 || !/did not start within/.test(String((err as Error).message))) throw err;
+        process.stderr.write(`[test] the Temporal dev server did not start in time (attempt ${attempt}); starting it again\n`);
+      }
+    }
   }
   teardown.push(() => temporalEnv.teardown());
   const address = temporalEnv.connection.options.address;
