@@ -4,10 +4,9 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
-import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { NativeConnection, Worker } from '@temporalio/worker';
-import { SEARCH_ATTRIBUTES } from '../src/temporal/search-attributes';
-import { devServerDynamicConfigFlags, devServerSqliteFlags } from '../src/temporal/dev-server-config';
+import { devServerSqliteFlags } from '../src/temporal/dev-server-config';
+import { startTemporalDevServer } from '../test/helpers/temporal-dev-server';
 import { testEnv } from '../test/helpers/env';
 import { startFerretDb } from '../test/helpers/ferretdb';
 import { startFakeProvider, type Responder } from '../test/helpers/fake-provider';
@@ -77,16 +76,13 @@ async function startServers(temporalStore: TemporalStore) {
   const temporalDir = temporalStore === 'file' ? fs.mkdtempSync(path.join(os.tmpdir(), 'ptr-bench-temporal-')) : undefined;
   // The server's Prometheus metrics (requests and persistence operations by kind) on a port the bench knows.
   const temporalMetricsPort = await freePort();
-  const temporal = await TestWorkflowEnvironment.createLocal({
-    server: {
-      executable: { type: 'existing-path', path: testEnv.temporalCli! },
-      ip: '127.0.0.1',
-      dbFilename: temporalDir && path.join(temporalDir, 'temporal.db'),
-      searchAttributes: SEARCH_ATTRIBUTES,
-      // Fairness on, as everywhere (docs/fairness.md): an eagerly dispatched first activity skips matching, so a flood
-      // measured here is ordered fairly at its workflow tasks and later activities, not at each run's first activity.
-      extraArgs: [...devServerDynamicConfigFlags(), ...(temporalDir ? devServerSqliteFlags() : []), '--log-level', 'error', '--metrics-port', String(temporalMetricsPort)],
-    },
+  // Fairness on, as everywhere (docs/fairness.md): an eagerly dispatched first activity skips matching, so a flood
+  // measured here is ordered fairly at its workflow tasks and later activities, not at each run's first activity.
+  const temporal = await startTemporalDevServer({
+    cli: testEnv.temporalCli!,
+    dbFile: temporalDir === undefined ? undefined : (attempt) => path.join(temporalDir, `temporal-${attempt}.db`),
+    extraArgs: [...(temporalDir ? devServerSqliteFlags() : []), '--log-level', 'error', '--metrics-port', String(temporalMetricsPort)],
+    log: (line) => process.stderr.write(`[bench] ${line}\n`),
   });
   return {
     mongoUrl: `${ferret.url}bench`,

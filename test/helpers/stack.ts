@@ -11,10 +11,9 @@ import { createApp } from '../../src/http/app';
 import { answerClientErrors } from '../../src/http/client-errors';
 import { createWorker, type RunningWorkerParts } from '../../src/temporal/worker';
 import { installTemporalRuntime } from '../../src/temporal/runtime';
-import { SEARCH_ATTRIBUTES } from '../../src/temporal/search-attributes';
-import { devServerDynamicConfigFlags } from '../../src/temporal/dev-server-config';
 import { testEnv } from './env';
 import { startFerretDb } from './ferretdb';
+import { startTemporalDevServer } from './temporal-dev-server';
 import { startFakeProvider, type FakeProvider } from './fake-provider';
 import { LogSink } from './log-sink';
 import { freePort } from './net';
@@ -86,27 +85,11 @@ export async function startStack(): Promise<Stack> {
     });
   } else {
     if (!testEnv.temporalCli) throw new Error('set TEMPORAL_CLI or TEMPORAL_ADDRESS (scripts/test.sh sets them)');
-    const cli = testEnv.temporalCli;
-    const start = () =>
-      TestWorkflowEnvironment.createLocal({
-        server: {
-          executable: { type: 'existing-path', path: cli },
-          ip: '127.0.0.1',
-          searchAttributes: SEARCH_ATTRIBUTES,
-          extraArgs: [...devServerDynamicConfigFlags(), '--log-level', 'error'],
-        },
-      });
-    // The SDK gives the dev server 5 s to answer (a fixed limit): on a busy machine it once took longer and the whole
-    // suite failed in its first hook. A server that missed it is started again, on a new port, twice at most.
-    for (let attempt = 1; ; attempt++) {
-      try {
-        temporalEnv = await start();
-        break;
-      } catch (err) {
-        if (attempt === 3 || !/did not start within/.test(String((err as Error).message))) throw err;
-        process.stderr.write(`[test] the Temporal dev server did not start in time (attempt ${attempt}); starting it again\n`);
-      }
-    }
+    temporalEnv = await startTemporalDevServer({
+      cli: testEnv.temporalCli,
+      extraArgs: ['--log-level', 'error'],
+      log: (line) => process.stderr.write(`[test] ${line}\n`),
+    });
   }
   teardown.push(() => temporalEnv.teardown());
   const address = temporalEnv.connection.options.address;
