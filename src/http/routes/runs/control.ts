@@ -1,6 +1,6 @@
 import { isGrpcServiceError, WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
-import { conflict, dependencyUnavailable, notFound } from '../../../errors';
+import { AppError, conflict, notFound } from '../../../errors';
 import { findRun, type RunRecord } from '../../../store/runs';
 import type { Runs } from '../../../runs';
 import { closedStatusName, GONE_REASON } from '../../../runs/endings';
@@ -20,6 +20,10 @@ const runClosed = (run: string) => conflict(`run "${run}" has already ended`, 'r
  */
 const DELIVERY_ATTEMPTS = 5;
 const DELIVERY_PAUSE_MS = 50;
+
+/** The answer once every attempt was aborted or refused (503 under Temporal's code: docs/runs.md). */
+const notTaken = () =>
+  new AppError(503, 'temporal_unavailable', `the run's workflow did not take the decision: Temporal aborted or refused it ${DELIVERY_ATTEMPTS} times (its workflow tasks were dropped or fail); nothing was decided, send it again`);
 
 /**
  * Control of a live run: cancel it, decide a tool call waiting for approval, answer its MCP server's question. Each
@@ -145,7 +149,7 @@ export function runControl(runs: Runs, changed: (runId: string) => void) {
         // times with a short pause, and answers as the run does.
         if (!(await isRunning(record._id))) throw runClosed(id.run);
         if (attempt === DELIVERY_ATTEMPTS) {
-          throw err instanceof WorkflowUpdateFailedError ? runClosed(id.run) : dependencyUnavailable('temporal', undefined, 'the run did not take the decision; send it again');
+          throw err instanceof WorkflowUpdateFailedError ? runClosed(id.run) : notTaken();
         }
         await new Promise((resolve) => setTimeout(resolve, DELIVERY_PAUSE_MS * 2 ** (attempt - 1)));
       }
@@ -156,7 +160,9 @@ export function runControl(runs: Runs, changed: (runId: string) => void) {
   /**
    * The server aborted the update without the workflow deciding it (FAILED_PRECONDITION: "unable to perform workflow
    * execution update due to unexpected workflow task failure", or "workflow update was aborted"): the workflow task
-   * that carried it failed or was dropped, as happens when twenty decisions land on one run at once while it ends.
+   * that carried it failed or was dropped, as happens when twenty decisions land on one run at once while it ends; or
+   * refused it ("... due to Workflow Task in failed state"): the run's workflow tasks fail, as on a worker running a
+   * broken build, until a good one takes them (test/runs/approval-delivery.test.ts).
    * Nothing was applied (an aborted update never reaches its handler), so it is answered as a decision that came too
    * late, or sent again while the run still runs (DELIVERY_ATTEMPTS: twice in a row happened once in twelve runs of
    * test/runs/approval-races.test.ts, the worker told "Workflow task not found" as it completed the task).
@@ -164,7 +170,7 @@ export function runControl(runs: Runs, changed: (runId: string) => void) {
   function updateAborted(err: unknown): boolean {
     const grpc = (err as { cause?: unknown } | undefined)?.cause ?? err;
     if (!isGrpcServiceError(grpc) || grpc.code !== 9) return false;
-    return /workflow task failure|update was aborted/i.test(grpc.details ?? grpc.message);
+    return /workflow task failure|update was aborted|workflow task in failed state/i.test(grpc.details ?? grpc.message);
   }
 
   /** Whether the run's workflow is still running (false when it has closed or is gone). */
