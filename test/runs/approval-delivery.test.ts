@@ -12,7 +12,7 @@ describe('runs: a decision the run cannot take', () => {
   beforeEach(() => getStack().fake.reset());
   afterEach(() => getStack().fake.reset());
 
-  it('answers 503, after sending it again a few times, while the run\'s workflow tasks fail (a broken build on its worker)', async function () {
+  it('answers a decision and an input 503, nothing decided, while the run\'s workflow tasks fail (a broken build on its worker); then takes it', async function () {
     this.timeout(120_000);
     const stack = getStack();
     const queue = `delivery-${crypto.randomBytes(4).toString('hex')}`;
@@ -45,6 +45,13 @@ describe('runs: a decision the run cannot take', () => {
       expect(refused.body.error).to.deep.include({ code: 'temporal_unavailable' });
       expect(refused.body.error.message).to.match(/did not take the decision: Temporal aborted or refused it 5 times .*nothing was decided, send it again/);
       expect(refused.headers.get('retry-after')).to.equal('1');
+      // An answer to an input asks the workflow first (a query): refused as well, and the run's read is served.
+      const input = await api.post(`${runPath}/inputs/i-1`, { action: 'decline' });
+      expect(input.status, input.text).to.equal(503);
+      expect(input.body.error.message).to.match(/nothing was answered, send it again/);
+      const read = await api.get(runPath);
+      expect(read.status, read.text).to.equal(200);
+      expect(read.body.status).to.equal('pending');
       // Nothing was lost: with a good build back on the queue, the run still waits for the decision, takes it sent
       // again, and ends ready.
       broken.shutdown();

@@ -111,6 +111,9 @@ export function runControl(runs: Runs, changed: (runId: string) => void) {
       } catch (err) {
         if (err instanceof WorkflowNotFoundError && !record.started) throw unknown;
         if (err instanceof WorkflowNotFoundError) return withoutWorkflow(record, id, undefined);
+        if (workflowTasksFail(err)) {
+          throw new AppError(503, 'temporal_unavailable', `the run's workflow did not answer about input "${inputId}" (its workflow tasks fail); nothing was answered, send it again`);
+        }
         throw err;
       }
       if (!state) throw unknown;
@@ -168,9 +171,21 @@ export function runControl(runs: Runs, changed: (runId: string) => void) {
    * test/runs/approval-races.test.ts, the worker told "Workflow task not found" as it completed the task).
    */
   function updateAborted(err: unknown): boolean {
+    return failedPrecondition(err, /workflow task failure|update was aborted|workflow task in failed state/i);
+  }
+
+  /**
+   * Temporal refused a query or an update "due to Workflow Task in failed state": the run's workflow tasks fail (a
+   * worker running a broken build) and nothing reaches the workflow until a good build takes them.
+   */
+  function workflowTasksFail(err: unknown): boolean {
+    return failedPrecondition(err, /workflow task in failed state/i);
+  }
+
+  /** A FAILED_PRECONDITION from Temporal (as the error, or its cause) whose details match `detail`. */
+  function failedPrecondition(err: unknown, detail: RegExp): boolean {
     const grpc = (err as { cause?: unknown } | undefined)?.cause ?? err;
-    if (!isGrpcServiceError(grpc) || grpc.code !== 9) return false;
-    return /workflow task failure|update was aborted|workflow task in failed state/i.test(grpc.details ?? grpc.message);
+    return isGrpcServiceError(grpc) && grpc.code === 9 && detail.test(grpc.details ?? grpc.message);
   }
 
   /** Whether the run's workflow is still running (false when it has closed or is gone). */
