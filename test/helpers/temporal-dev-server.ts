@@ -36,4 +36,4 @@ export async function startTemporalDevServer(options: {
 }
 
 /** The SDK's error for a dev server that did not answer within its startup limit (sdk-core's ephemeral server). */
-export const missedStartup = (err: unknown) => /did not start within/.test(String((err as Error)?.message));
+const missedStartup = (err: unknown) => /did not start within/.test(String((err as Error)?.message));
