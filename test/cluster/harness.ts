@@ -5,7 +5,7 @@ import { Client, Connection } from '@temporalio/client';
 import { reconcileScheduleId, retentionScheduleId } from '../../src/temporal/ids';
 import { waitFor } from '../../src/cli/dev-processes';
 import { type PostgresOptions, startPostgres, stopPostgres } from '../../src/cli/cluster-postgres';
-import { apiProcess, workerProcess, type ClusterPorts } from '../../src/cli/cluster-topology';
+import { apiProcess, workerProcess, type ClusterPorts, type ClusterProcess } from '../../src/cli/cluster-topology';
 import { uiArgs, writeUiConfig } from '../../src/cli/cluster-temporal';
 import { startFakeProvider, type FakeProvider } from '../helpers/fake-provider';
 import { ManagedProcess, WORKER_READY } from '../helpers/managed-process';
@@ -100,11 +100,11 @@ async function startCluster(): Promise<ClusterStack> {
     ANTHROPIC_BASE_URL: fake.anthropicBaseUrl,
     OPENAI_API_KEY: `sk-operator-openai-${crypto.randomBytes(12).toString('hex')}`,
   };
-  const workers = [1, 2].map((n) => managed(workerProcess(n, ports, env), (out) => waitFor(async () => out().includes(WORKER_READY), 'the worker', 120_000), 120_000, logDir));
-  const apis = [1, 2].map((n) => {
-    const p = apiProcess(n, ports, env);
-    return managed(p, () => waitFor(async () => (await fetch(`${p.env.PUBLIC_URL}/healthz`)).ok, 'the API', 90_000), 90_000, logDir);
-  });
+  // A worker is ready once it says it polls; an API once its /healthz answers.
+  const worker = (spec: ClusterProcess) => managed(spec, (out) => waitFor(async () => out().includes(WORKER_READY), 'the worker', 120_000), 120_000, logDir);
+  const api = (spec: ClusterProcess) => managed(spec, () => waitFor(async () => (await fetch(`${spec.env.PUBLIC_URL}/healthz`)).ok, 'the API', 90_000), 90_000, logDir);
+  const workers = [1, 2].map((n) => worker(workerProcess(n, ports, env)));
+  const apis = [1, 2].map((n) => api(apiProcess(n, ports, env)));
   const uiDir = path.join(servers.dataDir, 'ui');
   writeUiConfig(uiDir, { ports, namespace: 'default', codecEndpoint: `http://127.0.0.1:${ports.api1}/codec` });
   const ui = managed({ name: 'temporal-ui', command: servers.tools.TEMPORAL_UI_SERVER_BIN, args: uiArgs(uiDir), env: {} }, () => waitForPort(ports.temporalUi, 30_000), 30_000, logDir);
@@ -135,16 +135,16 @@ async function startCluster(): Promise<ClusterStack> {
     async startPair(name, settings) {
       const pairEnv = { ...env, TEMPORAL_TASK_QUEUE: `cluster-${name}`, ...settings };
       const pairPorts = { ...ports, api1: await freePort(), workerHttp1: await freePort() };
-      const worker = managed({ ...workerProcess(1, pairPorts, pairEnv), name: `worker-${name}` }, (out) => waitFor(async () => out().includes(WORKER_READY), 'the worker', 120_000), 120_000, logDir);
+      const pairWorker = worker({ ...workerProcess(1, pairPorts, pairEnv), name: `worker-${name}` });
       const apiSpec = { ...apiProcess(1, pairPorts, pairEnv), name: `api-${name}` };
-      const api = managed(apiSpec, () => waitFor(async () => (await fetch(`${apiSpec.env.PUBLIC_URL}/healthz`)).ok, 'the API', 90_000), 90_000, logDir);
-      processes.push(worker, api);
-      await Promise.all([worker.start(), api.start()]);
+      const pairApi = api(apiSpec);
+      processes.push(pairWorker, pairApi);
+      await Promise.all([pairWorker.start(), pairApi.start()]);
       return {
         url: apiSpec.env.PUBLIC_URL!,
         async stop() {
-          await api.stop();
-          await worker.stop();
+          await pairApi.stop();
+          await pairWorker.stop();
           for (const id of [reconcileScheduleId(pairEnv.TEMPORAL_TASK_QUEUE), retentionScheduleId(pairEnv.TEMPORAL_TASK_QUEUE)]) {
             await client.schedule.getHandle(id).delete().catch(() => undefined);
           }
