@@ -162,7 +162,9 @@ export async function setUpSchemas(tools: TemporalServerTools, sql: SqlLogin, sa
  * of them answers, which is when the frontend's namespace cache has them (it refreshes every 10 s).
  */
 export async function registerNamespace(address: string, namespace: string, timeoutMs = 120_000): Promise<void> {
-  const connection = await Connection.connect({ address });
+  // Lazy: the first call connects, and the wait below asks again until the server answers. `Connection.connect` gives
+  // up after its own 10 s, which a server still starting on a busy machine once took (the cluster suite's start).
+  const connection = Connection.lazy({ address });
   try {
     const { workflowService, operatorService } = connection;
     await waitFor(() => workflowService.getSystemInfo({}).then(() => true), 'the Temporal server', timeoutMs);
