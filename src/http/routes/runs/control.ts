@@ -21,9 +21,11 @@ const runClosed = (run: string) => conflict(`run "${run}" has already ended`, 'r
 const DELIVERY_ATTEMPTS = 5;
 const DELIVERY_PAUSE_MS = 50;
 
-/** The answer once every attempt was aborted or refused (503 under Temporal's code: docs/runs.md). */
-const notTaken = () =>
-  new AppError(503, 'temporal_unavailable', `the run's workflow did not take the decision: Temporal aborted or refused it ${DELIVERY_ATTEMPTS} times (its workflow tasks were dropped or fail); nothing was decided, send it again`);
+/**
+ * 503 under Temporal's code (docs/runs.md) for what the run's workflow did not take: `what` happened, and nothing was
+ * `done`; the caller sends it again.
+ */
+const notTaken = (what: string, done: string) => new AppError(503, 'temporal_unavailable', `the run's workflow ${what}; nothing was ${done}, send it again`);
 
 /**
  * Control of a live run: cancel it, decide a tool call waiting for approval, answer its MCP server's question. Each
@@ -112,7 +114,7 @@ export function runControl(runs: Runs, changed: (runId: string) => void) {
         if (err instanceof WorkflowNotFoundError && !record.started) throw unknown;
         if (err instanceof WorkflowNotFoundError) return withoutWorkflow(record, id, undefined);
         if (workflowTasksFail(err)) {
-          throw new AppError(503, 'temporal_unavailable', `the run's workflow did not answer about input "${inputId}" (its workflow tasks fail); nothing was answered, send it again`);
+          throw notTaken(`did not answer about input "${inputId}" (its workflow tasks fail)`, 'answered');
         }
         throw err;
       }
@@ -152,7 +154,7 @@ export function runControl(runs: Runs, changed: (runId: string) => void) {
         // times with a short pause, and answers as the run does.
         if (!(await isRunning(record._id))) throw runClosed(id.run);
         if (attempt === DELIVERY_ATTEMPTS) {
-          throw err instanceof WorkflowUpdateFailedError ? runClosed(id.run) : notTaken();
+          throw err instanceof WorkflowUpdateFailedError ? runClosed(id.run) : notTaken(`did not take the decision: Temporal aborted or refused it ${DELIVERY_ATTEMPTS} times (its workflow tasks were dropped or fail)`, 'decided');
         }
         await new Promise((resolve) => setTimeout(resolve, DELIVERY_PAUSE_MS * 2 ** (attempt - 1)));
       }
@@ -171,7 +173,7 @@ export function runControl(runs: Runs, changed: (runId: string) => void) {
    * test/runs/approval-races.test.ts, the worker told "Workflow task not found" as it completed the task).
    */
   function updateAborted(err: unknown): boolean {
-    return failedPrecondition(err, /workflow task failure|update was aborted|workflow task in failed state/i);
+    return failedPrecondition(err, /workflow task failure|update was aborted/i) || workflowTasksFail(err);
   }
 
   /**
