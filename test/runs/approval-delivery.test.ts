@@ -1,8 +1,12 @@
 import crypto from 'node:crypto';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { expect } from 'chai';
 import { NativeConnection, Worker } from '@temporalio/worker';
-import { api as apiFor, signedIn, startApi } from '../helpers/api';
+import { createApp } from '../../src/http/app';
+import { connectTemporal } from '../../src/temporal/client';
+import { api as apiFor, signedIn } from '../helpers/api';
 import { openaiText, openaiToolCall } from '../helpers/fake-provider';
 import { installServlet } from '../helpers/servlets';
 import { createTask, postSigned, signedUrl, until, waitForRun } from '../helpers/runs';
@@ -17,7 +21,14 @@ describe('runs: a decision the run cannot take', () => {
     const stack = getStack();
     const queue = `delivery-${crypto.randomBytes(4).toString('hex')}`;
     const worker = await stack.startWorker({ TEMPORAL_TASK_QUEUE: queue });
-    const server = await startApi({ TEMPORAL_TASK_QUEUE: queue });
+    // The API with its Temporal client as the service makes it (the request deadline sees its calls), not the tests'.
+    const listening = http.createServer().listen(0, '127.0.0.1');
+    await new Promise((r) => listening.once('listening', r));
+    const url = `http://127.0.0.1:${(listening.address() as AddressInfo).port}`;
+    const config = stack.configWith({ TEMPORAL_TASK_QUEUE: queue, PUBLIC_URL: url });
+    const temporal = await connectTemporal(config);
+    listening.on('request', createApp({ config, logger: stack.logger, db: stack.db, keyring: stack.keyring, temporal }).callback());
+    const server = { url, close: () => new Promise((r) => (listening.closeAllConnections(), listening.close(r))).then(() => temporal.connection.close()) };
     const { username, sessionId } = await signedIn();
     const api = apiFor(sessionId, server.url);
     let broken: { shutdown(): void; run: Promise<void>; connection: NativeConnection } | undefined;
@@ -40,8 +51,13 @@ describe('runs: a decision the run cannot take', () => {
       const connection = await NativeConnection.connect({ address: stack.config.TEMPORAL_ADDRESS });
       const w = await Worker.create({ connection, namespace: stack.config.TEMPORAL_NAMESPACE, taskQueue: queue, workflowsPath: path.join(__dirname, '../fixtures/broken-workflows') });
       broken = { shutdown: () => w.shutdown(), run: w.run(), connection };
-      const refused = await api.post(`${runPath}/approvals/${approval.id}`, { approve: true });
-      expect(refused.status, refused.text).to.equal(503);
+      // The first decision may wait on the stopped worker's queue until the request's deadline (503 then, the update
+      // going on unheard); once Temporal holds the run's task failed, every decision is refused at once.
+      const refused = await until('the decision refused', async () => {
+        const res = await api.post(`${runPath}/approvals/${approval.id}`, { approve: true });
+        expect(res.status, res.text).to.equal(503);
+        return /did not take the decision/.test(res.body.error.message) ? res : undefined;
+      }, 60_000);
       expect(refused.body.error).to.deep.include({ code: 'temporal_unavailable' });
       expect(refused.body.error.message).to.match(/did not take the decision: Temporal aborted or refused it 5 times .*nothing was decided, send it again/);
       expect(refused.headers.get('retry-after')).to.equal('1');
