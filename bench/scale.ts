@@ -9,8 +9,8 @@
  * and the queues) to the last close that let a new run start (all that while, exactly `n` were in flight), so neither
  * the ramp-up (a burst of `n` triggers) nor the drain of the last `n` runs weighs on it. A round too short for that
  * (`--scale-runs` below 2n + 2) takes its window from its first close. Rounds go ours, bare, bare, ours (a linear
- * drift of the machine hits both sides alike), each after the stack has settled. CPU per run: each process's CPU over its whole rounds over the
- * runs closed in them.
+ * drift of the machine hits both sides alike), each after the stack has settled. CPU per run: each process's CPU
+ * over its whole rounds over the runs closed in them.
  */
 import pLimit from 'p-limit';
 import { runWorkflowId } from '../src/temporal/ids';
